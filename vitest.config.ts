@@ -1,0 +1,21 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      "@outpost/sdk": here("./sdk/src/index.ts"),
+      "@outpost/spec/reference": here("./spec/src/reference/node-env.ts"),
+      "@outpost/spec/conformance": here("./spec/src/conformance/index.ts"),
+    },
+  },
+  test: {
+    include: ["sdk/test/**/*.test.ts", "spec/test/**/*.test.ts", "properties/**/*.test.ts"],
+    environment: "node",
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: "forks",
+  },
+});
