@@ -1,0 +1,473 @@
+/**
+ * Our own in-process implementation of Durable's `NodeExecutionEnv`, rule for rule. It is the ORACLE of the
+ * conformance and property tests: where an Outpost env and this one disagree, the Outpost env is wrong (unless
+ * this one is wrong about Durable — see `spec/semantics.md`, whose rule ids are cited in comments here).
+ *
+ * Methods call each other through `this`, as Durable's do, so a subclass can override one step (for example
+ * `createTempFile`, to make a spill fail).
+ */
+import { randomUUID } from "node:crypto";
+import { constants as fsConstants } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import {
+  appendFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  opendir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  writeFile,
+} from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import type {
+  BinaryReader,
+  Context,
+  DirReader,
+  ExecutionEnv,
+  ExecutionError,
+  FileInfo,
+  FileWatcher,
+  Result,
+  ShellExecOptions,
+  ShellExecResult,
+  TextLineReader,
+  WatchChange,
+  WatchTarget,
+} from "@outpost/sdk";
+import { err, FileError, ok } from "@outpost/sdk";
+import { runExec } from "./exec.js";
+import { toFileInfo } from "./file-info.js";
+import { resolvePath } from "./paths.js";
+import { NodeBinaryReader, NodeDirReader, NodeTextLineReader } from "./readers.js";
+import { killProcessTree } from "./shell.js";
+import { abortedFileError, toFileError } from "./to-file-error.js";
+
+export { LineScanner } from "./line-scanner.js";
+export { resolvePath } from "./paths.js";
+export { toFileError } from "./to-file-error.js";
+
+const onWindows = process.platform === "win32";
+
+/** Options of the reference env (Durable's, minus `watch`, which is not implemented yet). */
+export interface NodeExecutionEnvOptions {
+  cwd: string;
+  shellPath?: string;
+  shellEnv?: NodeJS.ProcessEnv;
+}
+
+function isAborted(context: Context): boolean {
+  return context.abortSignal?.aborted === true;
+}
+
+async function closeQuietly(handle: FileHandle | undefined): Promise<void> {
+  if (handle === undefined) return;
+  try {
+    await handle.close();
+  } catch {
+    // Best effort, as in Durable.
+  }
+}
+
+/** Durable's `NodeExecutionEnv`, reimplemented: files and commands of this machine, through Node. */
+export class NodeExecutionEnv implements ExecutionEnv {
+  /** Every local Node env shares this file namespace. */
+  readonly id = "node:local";
+  /** Used as given at every call (not normalized); relative paths resolve against it. */
+  cwd: string;
+  readonly #shellPath: string | undefined;
+  readonly #shellEnv: NodeJS.ProcessEnv | undefined;
+  /** Pids of commands whose `exec` has not settled. */
+  readonly #activePids = new Set<number>();
+
+  constructor(options: NodeExecutionEnvOptions) {
+    this.cwd = options.cwd;
+    this.#shellPath = options.shellPath;
+    this.#shellEnv = options.shellEnv;
+  }
+
+  #resolve(path: string): string {
+    return resolvePath(this.cwd, path);
+  }
+
+  /** P1–P13: the resolved absolute path; never fails, no abort check. */
+  async absolutePath(path: string, _context: Context): Promise<Result<string, FileError>> {
+    return ok(this.#resolve(path));
+  }
+
+  /** P14: Node's `path.join` of the parts; no cwd, no abort check. */
+  async joinPath(parts: string[], _context: Context): Promise<Result<string, FileError>> {
+    return ok(join(...parts));
+  }
+
+  /** R1: Node's `readFile(path, "utf8")` with the abort signal; the BOM is kept. */
+  async readTextFile(path: string, context: Context): Promise<Result<string, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      return ok(await readFile(resolved, { encoding: "utf8", signal: context.abortSignal }));
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** R2: Node's `readFile(path)` with the abort signal; returns the Buffer. */
+  async readBinaryFile(path: string, context: Context): Promise<Result<Uint8Array, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      return ok(await readFile(resolved, { signal: context.abortSignal }));
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** R7: opens the file like `open(path, "r")`; a directory fails at the first `readLine`. */
+  async openTextLineReader(path: string, context: Context): Promise<Result<TextLineReader, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    let handle: FileHandle;
+    try {
+      handle = await open(resolved, "r");
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+    if (isAborted(context)) {
+      await closeQuietly(handle);
+      return err(abortedFileError(resolved));
+    }
+    return ok(new NodeTextLineReader(handle, resolved));
+  }
+
+  /** R9: up to `maxLines` lines; `maxLines <= 0` returns `[]` before anything else. */
+  async readTextLines(
+    path: string,
+    options: { maxLines?: number } | undefined,
+    context: Context,
+  ): Promise<Result<string[], FileError>> {
+    const maxLines = options?.maxLines;
+    if (maxLines !== undefined && maxLines <= 0) return ok([]);
+    const opened = await this.openTextLineReader(path, context);
+    if (!opened.ok) return opened;
+    const reader = opened.value;
+    try {
+      const lines: string[] = [];
+      while (maxLines === undefined || lines.length < maxLines) {
+        const line = await reader.readLine(context);
+        if (!line.ok) return line;
+        if (line.value === undefined) break;
+        lines.push(line.value.text);
+      }
+      return ok(lines);
+    } finally {
+      await reader.close(context);
+    }
+  }
+
+  /** R10: nonblocking open of a regular file (`O_NOFOLLOW` with `noFollow`). */
+  async openBinaryReader(
+    path: string,
+    options: { noFollow?: boolean } | undefined,
+    context: Context,
+  ): Promise<Result<BinaryReader, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    const noFollow = options?.noFollow === true;
+    let handle: FileHandle | undefined;
+    try {
+      if (onWindows && noFollow) {
+        // Windows has no O_NOFOLLOW: check first (racy, as in Durable).
+        if ((await lstat(resolved)).isSymbolicLink()) {
+          return err(new FileError("invalid", "Refusing to follow a symbolic link", resolved));
+        }
+      }
+      handle = await open(resolved, readerOpenFlags(noFollow));
+      const stats = await handle.stat();
+      if (!stats.isFile()) {
+        await closeQuietly(handle);
+        handle = undefined;
+        return err(
+          stats.isDirectory()
+            ? new FileError("is_directory", "EISDIR: illegal operation on a directory, read", resolved)
+            : new FileError("invalid", "Not a regular file", resolved),
+        );
+      }
+      if (isAborted(context)) {
+        await closeQuietly(handle);
+        return err(abortedFileError(resolved));
+      }
+      return ok(new NodeBinaryReader(handle, resolved));
+    } catch (error) {
+      await closeQuietly(handle);
+      const code = (error as { code?: unknown }).code;
+      if (noFollow && (code === "ELOOP" || code === "EMLINK")) {
+        return err(new FileError("invalid", "Refusing to follow a symbolic link", resolved, error as Error));
+      }
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** W1: creates the parent, then Node's `writeFile` with the signal (512 KiB writes, abort check before each). */
+  async writeFile(path: string, content: string | Uint8Array, context: Context): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      await mkdir(dirname(resolved), { recursive: true });
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      await writeFile(resolved, content, { signal: context.abortSignal });
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** W3: creates the parent, then Node's `appendFile` WITHOUT a signal; checks abort after appending. */
+  async appendFile(path: string, content: string | Uint8Array, context: Context): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      await mkdir(dirname(resolved), { recursive: true });
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      await appendFile(resolved, content);
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** W4: `open(path, "r+")` + `ftruncate(size)`; never creates; checks abort after truncating. */
+  async truncateFile(path: string, size: number, context: Context): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    if (!Number.isSafeInteger(size) || size < 0) {
+      return err(new FileError("invalid", "File size must be a non-negative safe integer", resolved));
+    }
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(resolved, "r+");
+      await handle.truncate(size);
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    } finally {
+      await closeQuietly(handle);
+    }
+  }
+
+  /** W5: `open(path, "r+")` + full `fsync`; checks abort after the fsync. */
+  async flushFile(path: string, context: Context): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(resolved, "r+");
+      if ((await handle.stat()).isDirectory()) return err(new FileError("is_directory", "Is a directory", resolved));
+      await handle.sync();
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    } finally {
+      await closeQuietly(handle);
+    }
+  }
+
+  /** W6: `rename(2)`; an abort reports the destination, every other failure the source. */
+  async renameFile(sourcePath: string, destinationPath: string, context: Context): Promise<Result<void, FileError>> {
+    const source = this.#resolve(sourcePath);
+    const destination = this.#resolve(destinationPath);
+    if (isAborted(context)) return err(abortedFileError(destination));
+    try {
+      await rename(source, destination);
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, source));
+    }
+  }
+
+  /** M1: `lstat`; kinds other than file/directory/symlink fail `invalid`. */
+  async fileInfo(path: string, context: Context): Promise<Result<FileInfo, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      const info = toFileInfo(resolved, await lstat(resolved));
+      return info === undefined ? err(new FileError("invalid", "Unsupported file type", resolved)) : ok(info);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** M2: `fileInfo`, with `not_found` turned into `false`; every other failure is returned. */
+  async exists(path: string, context: Context): Promise<Result<boolean, FileError>> {
+    const info = await this.fileInfo(path, context);
+    if (info.ok) return ok(true);
+    if (info.error.code === "not_found") return ok(false);
+    return err(info.error);
+  }
+
+  /** D1: the whole directory in Node's `readdir` order; any entry's `lstat` failure fails the call. */
+  async listDir(path: string, context: Context): Promise<Result<FileInfo[], FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    let names: string[];
+    try {
+      names = (await readdir(resolved, { withFileTypes: true })).map((entry) => entry.name);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+    const infos: FileInfo[] = [];
+    for (const name of names) {
+      if (isAborted(context)) return err(abortedFileError(resolved));
+      const entryPath = resolve(resolved, name);
+      try {
+        const info = toFileInfo(entryPath, await lstat(entryPath));
+        if (info !== undefined) infos.push(info);
+      } catch (error) {
+        return err(toFileError(error, entryPath));
+      }
+    }
+    return ok(infos);
+  }
+
+  /** D4: `opendir`; pages come in raw directory order. */
+  async openDirReader(path: string, context: Context): Promise<Result<DirReader, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      const dir = await opendir(resolved);
+      if (isAborted(context)) {
+        try {
+          await dir.close();
+        } catch {
+          // Best effort.
+        }
+        return err(abortedFileError(resolved));
+      }
+      return ok(new NodeDirReader(dir, resolved));
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /**
+   * WA1. Not implemented yet (a separate issue): Durable's `NodeFileWatcher` port is pending. After the initial abort
+   * check every call fails `not_supported`, which Durable's env never returns — conformance cases must skip
+   * watching against this reference until it lands.
+   */
+  async watch(
+    _targets: readonly WatchTarget[],
+    _onChange: (change: WatchChange) => void,
+    context: Context,
+  ): Promise<Result<FileWatcher, FileError>> {
+    if (isAborted(context)) return err(abortedFileError(undefined));
+    return err(new FileError("not_supported", "watch is not implemented by the reference env yet"));
+  }
+
+  /** M3: `realpath`; must exist. */
+  async canonicalPath(path: string, context: Context): Promise<Result<string, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      return ok(await realpath(resolved));
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** M4: `mkdir`, recursive unless `recursive: false`. */
+  async createDir(
+    path: string,
+    options: { recursive?: boolean } | undefined,
+    context: Context,
+  ): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      await mkdir(resolved, { recursive: options?.recursive ?? true });
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** M5: Node's `rm` (lstat first; never follows a symlink; `recursive` and `force` default to false). */
+  async remove(
+    path: string,
+    options: { recursive?: boolean; force?: boolean } | undefined,
+    context: Context,
+  ): Promise<Result<void, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      await rm(resolved, { recursive: options?.recursive ?? false, force: options?.force ?? false });
+      return ok(undefined);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
+  /** T2: `mkdtemp(join(os.tmpdir(), prefix ?? "tmp-"))`. */
+  async createTempDir(prefix: string | undefined, context: Context): Promise<Result<string, FileError>> {
+    if (isAborted(context)) return err(abortedFileError(undefined));
+    try {
+      return ok(await mkdtemp(join(tmpdir(), prefix ?? "tmp-")));
+    } catch (error) {
+      return err(toFileError(error));
+    }
+  }
+
+  /** T3: an empty `<prefix><uuid><suffix>` in a fresh `tmp-XXXXXX` directory (made by `this.createTempDir`). */
+  async createTempFile(
+    options: { prefix?: string; suffix?: string } | undefined,
+    context: Context,
+  ): Promise<Result<string, FileError>> {
+    const dir = await this.createTempDir("tmp-", context);
+    if (!dir.ok) return dir;
+    const filePath = join(dir.value, `${options?.prefix ?? ""}${randomUUID()}${options?.suffix ?? ""}`);
+    try {
+      await writeFile(filePath, "");
+      return ok(filePath);
+    } catch (error) {
+      return err(toFileError(error, filePath));
+    }
+  }
+
+  /** X1–X32: runs a command (string through the shell, array directly). */
+  async exec(
+    command: string | readonly string[],
+    options: ShellExecOptions | undefined,
+    context: Context,
+  ): Promise<Result<ShellExecResult, ExecutionError>> {
+    return runExec(
+      {
+        cwd: this.cwd,
+        shellPath: this.#shellPath,
+        shellEnv: this.#shellEnv,
+        activePids: this.#activePids,
+        createTempFile: (options, context) => this.createTempFile(options, context),
+      },
+      command,
+      options,
+      context,
+    );
+  }
+
+  /** C1: kills the process tree of every command still running; best effort, never waits. */
+  async cleanup(_context: Context): Promise<void> {
+    for (const pid of this.#activePids) killProcessTree(pid);
+    this.#activePids.clear();
+  }
+}
+
+/** `O_RDONLY | O_NONBLOCK` (so a FIFO does not block), plus `O_NOFOLLOW` when asked; plain read-only on Windows. */
+function readerOpenFlags(noFollow: boolean): number {
+  if (onWindows) return fsConstants.O_RDONLY;
+  return fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (noFollow ? fsConstants.O_NOFOLLOW : 0);
+}
