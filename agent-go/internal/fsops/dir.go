@@ -1,0 +1,146 @@
+package fsops
+
+import (
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/unicode"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// opendir: {path} → {handle}. opendir(3) (a file fails ENOTDIR), errors with syscall opendir.
+func (o *Ops) opendir(call *proto.Call) (proto.Reply, error) {
+	var args pathArgs
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	path, f := requirePath(call.Op, "path", args.Path)
+	if f != nil {
+		return fail(f)
+	}
+	dir, err := openDirectory(path)
+	if err != nil {
+		return fail(errno.Fail(err, "opendir", path))
+	}
+	id, failure := o.table.AddDir(&dirHandle{dir: dir, path: path})
+	if failure != nil {
+		_ = dir.Close()
+		return fail(failure)
+	}
+	return ok(handleReply{Handle: id})
+}
+
+// dirEntry is one readdir entry: {name, raw?, info} or {name, raw?, error}.
+type dirEntry struct {
+	Name  string         `json:"name"`
+	Raw   []int          `json:"raw,omitempty"`
+	Info  *Info          `json:"info,omitempty"`
+	Error map[string]any `json:"error,omitempty"`
+}
+
+type readdirReply struct {
+	Entries []dirEntry `json:"entries"`
+	Done    bool       `json:"done"`
+}
+
+// pageBudget bounds the JSON of one readdir reply well below a frame's 16 MiB; a page cut short by it has
+// done: false, and the client asks again.
+const pageBudget = 8 << 20
+
+// readdir: {handle, max} → {entries, done}. Up to max entries in directory order (. and .. skipped). Each
+// name is decoded as UTF-8 with U+FFFD for invalid bytes (as Node's Buffer toString) and lstat'ed under the
+// DECODED name, so a name that is not UTF-8 gets ENOENT as in Node; raw carries the original bytes when they
+// differ. A directory removed after opendir simply ends (done: true), as Node's dir.read() does. Only this
+// directory's lock is held meanwhile.
+func (o *Ops) readdir(call *proto.Call) (proto.Reply, error) {
+	var args struct {
+		Handle *float64 `json:"handle"`
+		Max    *float64 `json:"max"`
+	}
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	id, f := requireHandle(call.Op, args.Handle)
+	if f != nil {
+		return fail(f)
+	}
+	if args.Max == nil || !integer(*args.Max, 1, maxSafeInteger) {
+		return fail(proto.Invalid("readdir needs max >= 1"))
+	}
+	d, f := o.table.Dir(id)
+	if f != nil {
+		return fail(f)
+	}
+	entries, failure := d.read(int(min(*args.Max, 1<<30)))
+	if failure != nil {
+		return fail(failure)
+	}
+	return ok(readdirReply{Entries: entries, Done: d.isDone()})
+}
+
+func (d *dirHandle) isDone() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done
+}
+
+func (d *dirHandle) read(max int) ([]dirEntry, *proto.Failure) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, &proto.Failure{Code: "EBADF", Message: "unknown handle"}
+	}
+	entries := []dirEntry{}
+	size := 0
+	for len(entries) < max && !d.done && size < pageBudget {
+		names, err := d.dir.Readdirnames(min(max-len(entries), 1024))
+		for _, raw := range names {
+			entry := readEntry(d.path, raw)
+			size += len(entry.Name) + 4*len(entry.Raw) + 256
+			entries = append(entries, entry)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF), endOfDirectory(err):
+			d.done = true
+		default:
+			return nil, errno.FailHandle(err, "readdir")
+		}
+	}
+	return entries, nil
+}
+
+func readEntry(dir, raw string) dirEntry {
+	name := decodeName(raw)
+	entry := dirEntry{Name: name}
+	if name != raw {
+		bytes := rawNameBytes(raw)
+		entry.Raw = make([]int, len(bytes))
+		for i, b := range bytes {
+			entry.Raw[i] = int(b)
+		}
+	}
+	path := joinEntry(dir, name, onWindows)
+	if info, err := lstatInfo(path); err != nil {
+		entry.Error = errno.Fail(err, "lstat", path).JSON()
+	} else {
+		entry.Info = &info
+	}
+	return entry
+}
+
+// decodeName decodes a file name the way Node's Buffer toString does: UTF-8 with one U+FFFD per maximal
+// invalid subpart (the WHATWG rule, which x/text's decoder follows; checked in the tests against Node).
+func decodeName(raw string) string {
+	if utf8.ValidString(raw) {
+		return raw
+	}
+	decoded, err := unicode.UTF8.NewDecoder().String(raw)
+	if err != nil {
+		return raw
+	}
+	return decoded
+}

@@ -1,0 +1,233 @@
+package fsops
+
+import (
+	"errors"
+	"io"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/handles"
+	"github.com/outpost-dev/outpost/agent-go/internal/linescan"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// openReply is the result of open: {handle, info} for a reader; {handle, stat} or {handle, statError} for
+// mode "read".
+type openReply struct {
+	Handle    uint64         `json:"handle"`
+	Info      *Info          `json:"info,omitempty"`
+	Stat      *Info          `json:"stat,omitempty"`
+	StatError map[string]any `json:"statError,omitempty"`
+}
+
+// open: {path, noFollow?, mode?}.
+//   - Reader (no mode; openBinaryReader): nonblocking open (+O_NOFOLLOW with noFollow: a final link fails
+//     SYMLINK "Refusing to follow a symbolic link"), fstat, a directory fails EISDIR "EISDIR: illegal operation
+//     on a directory, read", any other non-regular file NOT_REGULAR "Not a regular file" → {handle, info}.
+//   - mode "read": Node's open(path, "r") of any kind of file, blocking (a FIFO waits for a writer; a
+//     directory opens and fails at read) → {handle, stat} or {handle, statError} when fstat fails.
+func (o *Ops) open(call *proto.Call) (proto.Reply, error) {
+	var args struct {
+		Path     *string `json:"path"`
+		NoFollow *bool   `json:"noFollow"`
+		Mode     *string `json:"mode"`
+	}
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	path, f := requirePath(call.Op, "path", args.Path)
+	if f != nil {
+		return fail(f)
+	}
+	if o.table.Full() {
+		return fail(handles.ErrTooMany())
+	}
+	switch {
+	case args.Mode == nil:
+		return o.openReader(path, flag(args.NoFollow, false))
+	case *args.Mode == "read":
+		return o.openRead(path)
+	}
+	return fail(proto.Invalid("unknown open mode " + *args.Mode))
+}
+
+func (o *Ops) openReader(path string, noFollow bool) (proto.Reply, error) {
+	file, err := openReader(path, noFollow)
+	if errors.Is(err, errSymlink) {
+		return fail(&proto.Failure{Code: "SYMLINK", Message: "Refusing to follow a symbolic link", Path: path, HasPath: true})
+	}
+	if err != nil {
+		return fail(errno.Fail(err, "open", path))
+	}
+	info, err := fstatInfo(file, baseName(path, onWindows))
+	if err != nil {
+		_ = file.Close()
+		return fail(errno.FailHandle(err, "fstat"))
+	}
+	switch info.Kind {
+	case kindFile:
+	case kindDirectory:
+		_ = file.Close()
+		return fail(&proto.Failure{
+			Code: "EISDIR", Message: "EISDIR: illegal operation on a directory, read", Syscall: "read",
+			Path: path, HasPath: true,
+		})
+	default:
+		_ = file.Close()
+		return fail(&proto.Failure{Code: "NOT_REGULAR", Message: "Not a regular file", Path: path, HasPath: true})
+	}
+	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
+	if failure != nil {
+		_ = file.Close()
+		return fail(failure)
+	}
+	return ok(openReply{Handle: id, Info: &info})
+}
+
+func (o *Ops) openRead(path string) (proto.Reply, error) {
+	file, err := openRead(path)
+	if err != nil {
+		return fail(errno.Fail(err, "open", path))
+	}
+	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
+	if failure != nil {
+		_ = file.Close()
+		return fail(failure)
+	}
+	reply := openReply{Handle: id}
+	if info, err := fstatInfo(file, baseName(path, onWindows)); err != nil {
+		reply.StatError = errno.FailHandle(err, "fstat").JSON()
+	} else {
+		reply.Stat = &info
+	}
+	return ok(reply)
+}
+
+type handleArgs struct {
+	Handle *float64 `json:"handle"`
+}
+
+// file resolves the handle of a request on an open file.
+func (o *Ops) file(call *proto.Call, handle *float64) (*fileHandle, *proto.Failure) {
+	id, f := requireHandle(call.Op, handle)
+	if f != nil {
+		return nil, f
+	}
+	return o.table.File(id)
+}
+
+// pread: {handle, offset?, length} → payload. The length is clamped to MaxPayload. With an offset, positional
+// reads repeat until the length is read or EOF; without, ONE read() at the current position (files of
+// unknown size: FIFOs, devices). Failures as Node reports them: EISDIR read for a directory, ESPIPE read for a
+// positional read of a FIFO.
+func (o *Ops) pread(call *proto.Call) (proto.Reply, error) {
+	var args struct {
+		Handle *float64 `json:"handle"`
+		Offset *float64 `json:"offset"`
+		Length *float64 `json:"length"`
+	}
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	if args.Length == nil || !integer(*args.Length, 0, maxSafeInteger) {
+		return fail(proto.Invalid("pread needs a non-negative integer length"))
+	}
+	if args.Offset != nil && !integer(*args.Offset, 0, maxSafeInteger) {
+		return fail(proto.Invalid("pread needs a non-negative integer offset"))
+	}
+	handle, f := o.file(call, args.Handle)
+	if f != nil {
+		return fail(f)
+	}
+	buf := make([]byte, min(int(*args.Length), MaxPayload))
+	var n int
+	var err error
+	if args.Offset != nil {
+		n, err = handle.file.ReadAt(buf, int64(*args.Offset))
+	} else if len(buf) > 0 {
+		n, err = handle.file.Read(buf)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fail(errno.FailHandle(err, "read"))
+	}
+	return proto.Reply{JSON: empty, Payload: buf[:n]}, nil
+}
+
+// fstat: {handle} → info of the open file, named after the path it was opened with.
+func (o *Ops) fstat(call *proto.Call) (proto.Reply, error) {
+	var args handleArgs
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	handle, f := o.file(call, args.Handle)
+	if f != nil {
+		return fail(f)
+	}
+	info, err := fstatInfo(handle.file, baseName(handle.path, onWindows))
+	if err != nil {
+		return fail(errno.FailHandle(err, "fstat"))
+	}
+	return ok(info)
+}
+
+// scanLines: {handle, startLine, endLine?} → LineScan. The file is read from byte 0 in 64 KiB positional
+// reads until a read returns nothing; a cancel is honoured between reads (code "aborted").
+func (o *Ops) scanLines(call *proto.Call) (proto.Reply, error) {
+	var args struct {
+		Handle    *float64 `json:"handle"`
+		StartLine *float64 `json:"startLine"`
+		EndLine   *float64 `json:"endLine"`
+	}
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	handle, f := o.file(call, args.Handle)
+	if f != nil {
+		return fail(f)
+	}
+	if args.StartLine == nil {
+		return fail(proto.Invalid("Invalid line range"))
+	}
+	scanner, err := linescan.New(*args.StartLine, args.EndLine)
+	if err != nil {
+		return fail(proto.Invalid("Invalid line range"))
+	}
+	buf := make([]byte, scanChunk)
+	for offset := int64(0); ; {
+		n, err := handle.file.ReadAt(buf, offset)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fail(errno.FailHandle(err, "read"))
+		}
+		if call.Control != nil && call.Control.Aborted() {
+			return fail(&proto.Failure{Code: "aborted", Message: "aborted"})
+		}
+		if n == 0 {
+			break
+		}
+		scanner.Push(buf[:n])
+		offset += int64(n)
+	}
+	return ok(scanner.Finish())
+}
+
+// close: {handle} → {}. Closes a file or directory; an unknown handle is fine.
+func (o *Ops) close(call *proto.Call) (proto.Reply, error) {
+	var args handleArgs
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	id, f := requireHandle(call.Op, args.Handle)
+	if f != nil {
+		return fail(f)
+	}
+	kind, file, dir, found := o.table.Remove(id)
+	switch {
+	case !found:
+	case kind == handles.Dir:
+		dir.close()
+	default:
+		if err := file.file.Close(); err != nil {
+			return fail(errno.FailHandle(err, "close"))
+		}
+	}
+	return ok(empty)
+}

@@ -1,0 +1,146 @@
+package fsops
+
+import (
+	"os"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/handles"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// write: {path, append, parents?, keep?} + payload → {} or {handle}. With parents (the default) the parent
+// directory is made first with Node's recursive-mkdir rules (failures: syscall mkdir and the path Node names);
+// then the file is opened "w" or "a" (mode 0666) and the whole payload written. With keep the open file
+// becomes a handle for writeChunk.
+func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
+	var args struct {
+		Path    *string `json:"path"`
+		Append  *bool   `json:"append"`
+		Parents *bool   `json:"parents"`
+		Keep    *bool   `json:"keep"`
+	}
+	if f := call.Decode(&args); f != nil {
+		return fail(f)
+	}
+	path, f := requirePath(call.Op, "path", args.Path)
+	if f != nil {
+		return fail(f)
+	}
+	keep := flag(args.Keep, false)
+	if flag(args.Parents, true) {
+		if failed, err := makeParents(dirName(path, onWindows)); err != nil {
+			return fail(errno.Fail(err, "mkdir", failed))
+		}
+	}
+	// A handle that cannot be kept must be refused before the file is created or truncated.
+	if keep && o.table.Full() {
+		return fail(handles.ErrTooMany())
+	}
+	file, err := openWrite(path, flag(args.Append, false))
+	if err != nil {
+		return fail(errno.Fail(err, "open", path))
+	}
+	if err := writeAll(file, call.Payload); err != nil {
+		_ = file.Close()
+		return fail(errno.FailHandle(err, "write"))
+	}
+	if !keep {
+		if err := file.Close(); err != nil {
+			return fail(errno.FailHandle(err, "close"))
+		}
+		return ok(empty)
+	}
+	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
+	if failure != nil {
+		_ = file.Close()
+		return fail(failure)
+	}
+	return ok(handleReply{Handle: id})
+}
+
+type handleReply struct {
+	Handle uint64 `json:"handle"`
+}
+
+// writeAll writes every byte (os.File continues after short writes and retries EINTR).
+func writeAll(file *os.File, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	_, err := file.Write(data)
+	return err
+}
+
+// chunkJob is one queued writeChunk.
+type chunkJob struct {
+	payload []byte
+	done    func(proto.Reply, error)
+}
+
+// WriteChunk serves writeChunk {handle} + payload → {}: it appends the payload to a kept file. It is called by
+// the server's reader in arrival order and never blocks: the write runs in the background, chunks of one
+// handle strictly one after another in the order they arrived. Once a chunk fails, every later chunk of that
+// handle fails EBADF "an earlier write failed", so a file never has gaps. A malformed request or an unknown
+// handle is answered before WriteChunk returns.
+func (o *Ops) WriteChunk(call *proto.Call, done func(proto.Reply, error)) {
+	var args struct {
+		Handle *float64 `json:"handle"`
+	}
+	if f := call.Decode(&args); f != nil {
+		done(proto.Reply{}, f)
+		return
+	}
+	id, f := requireHandle(call.Op, args.Handle)
+	if f != nil {
+		done(proto.Reply{}, f)
+		return
+	}
+	handle, f := o.table.File(id)
+	if f != nil {
+		done(proto.Reply{}, f)
+		return
+	}
+	handle.enqueue(chunkJob{payload: call.Payload, done: done})
+}
+
+func (h *fileHandle) enqueue(job chunkJob) {
+	h.mu.Lock()
+	h.queue = append(h.queue, job)
+	start := !h.draining
+	h.draining = true
+	h.mu.Unlock()
+	if start {
+		go h.drain()
+	}
+}
+
+// drain runs queued chunks until the queue is empty; one drain runs per handle at a time.
+func (h *fileHandle) drain() {
+	for {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			h.draining = false
+			h.queue = nil
+			h.mu.Unlock()
+			return
+		}
+		job := h.queue[0]
+		h.queue[0] = chunkJob{}
+		h.queue = h.queue[1:]
+		poisoned := h.poisoned
+		h.mu.Unlock()
+
+		if poisoned {
+			job.done(proto.Reply{}, &proto.Failure{Code: "EBADF", Message: "EBADF: an earlier write failed"})
+			continue
+		}
+		if err := writeAll(h.file, job.payload); err != nil {
+			h.mu.Lock()
+			h.poisoned = true
+			h.mu.Unlock()
+			job.done(proto.Reply{}, errno.FailHandle(err, "write"))
+			continue
+		}
+		job.done(proto.Reply{JSON: empty}, nil)
+	}
+}
