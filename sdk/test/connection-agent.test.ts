@@ -1,0 +1,134 @@
+// Connection against the real Outpost agent (skipped until `make agent` has built it).
+import { homedir, tmpdir } from "node:os";
+import { afterEach, describe, expect, it } from "vitest";
+import { Connection, isConnectionLost, RemoteError } from "../src/connection.js";
+import { implementedOps, realAgent } from "./fixtures/real-agent.js";
+
+const ops = await implementedOps(["exec", "lstat"]);
+const open: Connection[] = [];
+
+function connect(options: { silenceLimitMs?: number; pingIntervalMs?: number } = {}): Connection {
+  const connection = new Connection({ command: [realAgent!], ...options });
+  open.push(connection);
+  return connection;
+}
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((connection) => connection.close()));
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<RemoteError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(RemoteError);
+    return error as RemoteError;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe.runIf(realAgent !== undefined)("the real agent", () => {
+  it("answers hello with this machine's facts", async () => {
+    const connection = connect();
+    const info = await connection.info();
+    expect(info).toMatchObject({
+      protocol: 1,
+      os: { linux: "linux", darwin: "macos", android: "android", win32: "windows" }[process.platform as string],
+      arch: { x64: "x86_64", arm64: "aarch64" }[process.arch as string],
+      home: homedir(),
+      tmpdir: tmpdir(),
+      cwd: process.cwd(),
+      separator: process.platform === "win32" ? "\\" : "/",
+      driveCwds: {},
+    });
+    expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(Array.isArray(info.features)).toBe(true);
+    expect(isAlive(info.pid)).toBe(true);
+    expect(connection.session()).toBe(1);
+  });
+
+  it("answers an unknown operation with EINVAL and stays usable", async () => {
+    const connection = connect();
+    const error = await rejection(connection.request("nope", { x: 1 }));
+    expect(error).toMatchObject({ code: "EINVAL", message: "unknown operation nope" });
+    expect(isConnectionLost(error)).toBe(false);
+    expect((await connection.info()).protocol).toBe(1);
+    expect(connection.session()).toBe(1);
+  });
+
+  it("restarts after the agent dies; handle-bound requests of the old session fail lost", async () => {
+    const connection = connect();
+    const { pid } = await connection.info();
+    process.kill(pid, "SIGKILL");
+    await expect.poll(() => connection.session(), { timeout: 2000 }).toBeUndefined();
+    expect(isConnectionLost(await rejection(connection.request("nope", {}, { session: 1 })))).toBe(true);
+    const second = await connection.info();
+    expect(second.pid).not.toBe(pid);
+    expect(connection.session()).toBe(2);
+  });
+
+  it("stops the agent on close()", async () => {
+    const connection = connect();
+    const { pid } = await connection.info();
+    await connection.close();
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  // Slow (beyond the agent's 5 s ping interval): runs with OUTPOST_SLOW_TESTS=1.
+  it.runIf(process.env.OUTPOST_SLOW_TESTS)(
+    "keeps a quiet connection alive with pings",
+    async () => {
+      const connection = connect({ silenceLimitMs: 6_000, pingIntervalMs: 500 });
+      await connection.info();
+      // Beyond one agent ping interval (5 s) without any request: only the agent's pings keep it alive.
+      await new Promise((resolve) => setTimeout(resolve, 6_500));
+      expect(connection.session()).toBe(1);
+    },
+    15_000,
+  );
+
+  it.runIf(ops.has("lstat"))("maps an error frame with its path", async () => {
+    const connection = connect();
+    const error = await rejection(connection.request("lstat", { path: "/nonexistent-outpost-path" }));
+    expect(error).toMatchObject({ code: "ENOENT", path: "/nonexistent-outpost-path" });
+    expect(error.fields.syscall).toBe("lstat");
+  });
+
+  it.runIf(ops.has("exec"))("delivers a cancel sent right behind the request", async () => {
+    const connection = connect();
+    await connection.info();
+    const started = Date.now();
+    const error = await rejection(
+      connection.request(
+        "exec",
+        { command: "sleep 5", cwd: "/", env: {}, inheritEnv: true },
+        { signal: AbortSignal.abort() },
+      ),
+    );
+    expect(error.code).toBe("aborted");
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it.runIf(ops.has("exec"))("kills a command with a kill-mode cancel", async () => {
+    const connection = connect();
+    let started: [number, number] | undefined;
+    const reply = connection.request(
+      "exec",
+      { command: "echo started; sleep 5", cwd: "/", env: {}, inheritEnv: true },
+      {
+        onStart: (id, session) => (started = [id, session]),
+        onEvent: () => connection.kill(...started!),
+      },
+    );
+    expect((await reply).json).toEqual({ exitCode: 137 });
+  });
+});

@@ -1,0 +1,112 @@
+// CommandRunner against the real agent (runs once the agent implements exec).
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Connection } from "../src/connection.js";
+import { type CommandEnv, CommandRunner } from "../src/exec.js";
+import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
+import { implementedOps, realAgent } from "./fixtures/real-agent.js";
+
+const ops = await implementedOps(["exec"]);
+const context: Context = { abortSignal: undefined };
+
+describe.runIf(ops.has("exec"))("exec on the real agent", () => {
+  let connection: Connection;
+  let runner: CommandRunner;
+  let dir: string;
+  let env: CommandEnv;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "outpost-exec-"));
+    connection = new Connection({ command: [realAgent!] });
+    runner = new CommandRunner(connection);
+    env = { cwd: dir, resolve: async (path) => resolve(dir, path) };
+  });
+  afterAll(async () => {
+    await connection.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function collect(command: string | string[], options: ShellExecOptions = {}, ctx = context) {
+    const chunks: [string, ShellOutputInfo][] = [];
+    const result = await runner.exec(
+      command,
+      { ...options, onOutput: (text, _context, info) => chunks.push([text, info]) },
+      ctx,
+      env,
+    );
+    const text = (stream: string) =>
+      chunks
+        .filter(([, info]) => info.stream === stream)
+        .map(([chunk]) => chunk)
+        .join("");
+    return { result, stdout: text("stdout"), stderr: text("stderr") };
+  }
+
+  it("runs a shell command with both streams and its exit code", async () => {
+    const { result, stdout, stderr } = await collect("printf out; printf err >&2; printf more; exit 7");
+    expect(result).toEqual({ ok: true, value: { exitCode: 7 } });
+    expect(stdout).toBe("outmore");
+    expect(stderr).toBe("err");
+  });
+
+  it("runs an argv without a shell, in a resolved cwd, with only the given env", async () => {
+    const { result, stdout } = await collect(["/usr/bin/env"], { cwd: ".", inheritEnv: false, env: { ONLY: "x" } });
+    expect(result).toEqual({ ok: true, value: { exitCode: 0 } });
+    expect(stdout).toBe("ONLY=x\n");
+  });
+
+  it("never spawns with an invalid timeout", async () => {
+    const marker = join(dir, "spawned");
+    const result = await runner.exec(`touch ${marker}`, { timeout: -1 }, context, env);
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: "timeout" });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("times out with the seconds in the message", async () => {
+    const started = Date.now();
+    const result = await runner.exec("sleep 5", { timeout: 0.2 }, context, env);
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: "timeout", message: "timeout:0.2" });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("aborts mid-run", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const result = await runner.exec("sleep 5", undefined, { abortSignal: controller.signal }, env);
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: "aborted", message: "aborted" });
+  });
+
+  it("kills running commands on cleanup with status 137", async () => {
+    const running = runner.exec("echo started; sleep 5", { onOutput: () => void runner.cleanup() }, context, env);
+    expect(await running).toEqual({ ok: true, value: { exitCode: 137 } });
+  });
+
+  it("reports a throwing callback and stops the command", async () => {
+    const started = Date.now();
+    const result = await runner.exec(
+      "echo one; sleep 5; echo two",
+      {
+        onOutput: () => {
+          throw new Error("callback failed");
+        },
+      },
+      context,
+      env,
+    );
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: "callback_error", message: "callback failed" });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("spills the complete output to a file", async () => {
+    const { result } = await collect("seq 1 20000", { spill: { afterBytes: 100, afterLines: 10 } });
+    expect(result.ok).toBe(true);
+    const spillPath = result.ok ? result.value.spillPath : undefined;
+    expect(typeof spillPath).toBe("string");
+    const lines = (await readFile(spillPath!, "utf8")).split("\n");
+    expect(lines.length).toBe(20001);
+    expect(lines[19999]).toBe("20000");
+  });
+});
