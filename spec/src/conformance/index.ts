@@ -1,0 +1,82 @@
+/**
+ * The `ExecutionEnv` conformance suite: runner-independent cases that any env must pass to behave like Durable's
+ * `NodeExecutionEnv`. `createConformanceCases` returns the cases; `registerConformance` hands them to a
+ * vitest/jest-like runner. Cases throw `node:assert` errors on failure.
+ */
+import { abortCases } from "./abort.js";
+import { dirCases } from "./dirs.js";
+import { errorCases } from "./errors.js";
+import { execCases } from "./exec.js";
+import { metadataCases } from "./metadata.js";
+import { pathCases } from "./paths.js";
+import { readCases } from "./read.js";
+import { readerCases } from "./readers.js";
+import { specialFileCases } from "./special-files.js";
+import { spillCases } from "./spill.js";
+import { tempCases } from "./temp.js";
+import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } from "./types.js";
+import { windowCases } from "./window.js";
+import { writeCases } from "./write.js";
+
+export { expectedScan } from "./readers.js";
+export type { ConformanceCase, ConformanceOptions, EnvSettings, TestRunner } from "./types.js";
+
+/** Default time of one case, unless it says otherwise. */
+const defaultTimeoutMs = 15_000;
+
+/** The case modules, in the order their cases are listed. */
+const modules = [
+  pathCases,
+  readCases,
+  readerCases,
+  writeCases,
+  metadataCases,
+  dirCases,
+  tempCases,
+  errorCases,
+  abortCases,
+  specialFileCases,
+  execCases,
+  spillCases,
+  windowCases,
+];
+
+function withDefaults(options: ConformanceOptions): Setup {
+  return {
+    withEnv: options.withEnv,
+    shell: options.shell ?? ["sh", "-c"],
+    symlinks: options.symlinks ?? true,
+    fifos: options.fifos ?? true,
+    nonUtf8Names: options.nonUtf8Names ?? true,
+    linux: options.linux ?? true,
+    largeFileMiB: Math.max(options.largeFileMiB ?? 20, 1),
+  };
+}
+
+/** Builds every case for a target; each case gets its own env through `options.withEnv`. */
+export function createConformanceCases(options: ConformanceOptions): ConformanceCase[] {
+  const setup = withDefaults(options);
+  const cases: ConformanceCase[] = [];
+  const define: Define = (name, rule, body, extra = {}) => {
+    if (cases.some((existing) => existing.name === name)) throw new Error(`duplicate conformance case: ${name}`);
+    cases.push({
+      name,
+      rule,
+      timeoutMs: extra.timeoutMs ?? defaultTimeoutMs,
+      run: () => setup.withEnv(body, extra.settings),
+    });
+  };
+  for (const register of modules) register(setup, define);
+  return cases;
+}
+
+/** Registers every case as a test of `runner` under `describe(title)`. */
+export function registerConformance(runner: TestRunner, title: string, options: ConformanceOptions): void {
+  const cases = createConformanceCases(options);
+  runner.describe(title, () => {
+    for (const testCase of cases) {
+      const label = testCase.rule ? `${testCase.name} [${testCase.rule}]` : testCase.name;
+      runner.it(label, () => testCase.run(), testCase.timeoutMs);
+    }
+  });
+}

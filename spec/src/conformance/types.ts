@@ -1,0 +1,77 @@
+/**
+ * Types of the conformance suite. The suite depends only on the `ExecutionEnv` contract (types from
+ * `@outpost/sdk`) and on `node:assert`, never on a test runner, so anyone writing an env can run it.
+ */
+import type { ExecutionEnv } from "@outpost/sdk";
+
+/** One runnable check of the contract. `run` rejects (throws) when the env under test breaks the rule. */
+export interface ConformanceCase {
+  /** A sentence saying what the env must do. Unique within the suite. */
+  name: string;
+  /** Rule ids of `spec/semantics.md` (space separated) this case checks. */
+  rule?: string;
+  /** Time the case may take; a runner should use it as the test timeout. */
+  timeoutMs?: number;
+  /** Runs the case. */
+  run(): Promise<void>;
+}
+
+/** What the target env supports, plus how to get one. */
+export interface ConformanceOptions {
+  /**
+   * Calls `use` once with an env whose `cwd` is a fresh, empty, writable, absolute directory, and removes the
+   * directory afterwards. Called once per case. `settings` are the env's construction options some exec cases
+   * need (a custom shell, a `shellEnv`); a target must honour them.
+   */
+  withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void>;
+  /** Program and flag that run a POSIX script given as the next argument. Default `["sh", "-c"]`. */
+  shell?: readonly [string, string];
+  /** Whether `ln -s` makes symbolic links on the target. Default true. */
+  symlinks?: boolean;
+  /** Whether `mkfifo` works and `/dev/null` exists on the target. Default true. */
+  fifos?: boolean;
+  /** Whether the target's file system accepts file names that are not UTF-8 (Linux: yes, macOS: no). Default true. */
+  nonUtf8Names?: boolean;
+  /**
+   * Whether the target is Linux: `/proc`, signal numbers (SIGKILL 9, SIGINT 2), `/bin/bash` as the shell.
+   * Cases tagged Linux-only are left out otherwise. Default true.
+   */
+  linux?: boolean;
+  /** Scale of the large-file cases in MiB (at least 20 to cross every chunk size). Default 20. */
+  largeFileMiB?: number;
+}
+
+/** Construction options of an env that exec cases vary. */
+export interface EnvSettings {
+  /** The env's `shellPath` option. */
+  shellPath?: string;
+  /** The env's `shellEnv` option. */
+  shellEnv?: Record<string, string>;
+}
+
+/** The three functions `registerConformance` needs from a vitest/jest-like runner. */
+export interface TestRunner {
+  describe(title: string, body: () => void): void;
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  /** Accepted so `{describe, it, expect}` can be passed as is; the cases use `node:assert` instead. */
+  expect?: unknown;
+}
+
+/** Options after defaults are applied; what every case module receives. */
+export interface Setup {
+  withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void>;
+  shell: readonly [string, string];
+  symlinks: boolean;
+  fifos: boolean;
+  nonUtf8Names: boolean;
+  linux: boolean;
+  largeFileMiB: number;
+}
+
+/** Declares one case; `rule` is the space-separated list of rule ids it checks. */
+export type Define = (
+  name: string,
+  rule: string,
+  run: (env: ExecutionEnv) => Promise<void>,
+  extra?: { timeoutMs?: number; settings?: EnvSettings },
+) => void;

@@ -1,0 +1,176 @@
+/**
+ * The envs the conformance suite runs against, and the orphan-process check.
+ *
+ * Every test file that imports this module gets one sandbox directory: each case's `cwd` is a fresh `mkdtemp`
+ * directory inside it, and `TMPDIR` points into it (set before any agent starts), so temp directories, temp
+ * files and spill files of every env land there too and go away with it. Every command a case starts carries
+ * the marker variable `OUTPOST_CONFORMANCE_RUN` (through `shellEnv`) or runs inside the sandbox, which is how
+ * `leftoverProcesses` recognises processes a case left running.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
+import type { EnvSettings } from "@outpost/spec/conformance";
+import { NodeExecutionEnv } from "@outpost/spec/reference";
+
+/** One env under test. */
+export interface Target {
+  readonly name: string;
+  /** Calls `use` with a fresh env whose cwd is a new empty directory, removed afterwards. */
+  withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void>;
+  /** Stops the agent this target shares between cases, if any. */
+  close(): Promise<void>;
+}
+
+/** The variable that marks every command of this file's run. */
+export const markerName = "OUTPOST_CONFORMANCE_RUN";
+/** Its value: unique per test file. */
+export const markerValue = randomUUID();
+
+const sandbox = realpathSync(mkdtempSync(join(tmpdir(), "outpost-conformance-")));
+const sandboxTmp = join(sandbox, "tmp");
+mkdirSync(sandboxTmp);
+process.env.TMPDIR = sandboxTmp;
+
+/** The sandbox of this test file (case directories and `TMPDIR` are inside it). */
+export const sandboxDir = sandbox;
+
+const noContext = { abortSignal: undefined };
+
+function shellEnvOf(settings: EnvSettings | undefined): Record<string, string> {
+  return { ...settings?.shellEnv, [markerName]: markerValue };
+}
+
+/** Runs `use` with an env made for a fresh case directory, then cleans up the env and the directory. */
+async function inCaseDir<T extends ExecutionEnv>(
+  make: (cwd: string) => T,
+  use: (env: ExecutionEnv) => Promise<void>,
+  dispose: (env: T) => Promise<void>,
+): Promise<void> {
+  const cwd = await mkdtemp(join(sandbox, "case-"));
+  const env = make(cwd);
+  try {
+    await use(env);
+  } finally {
+    await env.cleanup(noContext);
+    await dispose(env);
+    await rm(cwd, { recursive: true, force: true });
+  }
+}
+
+function referenceTarget(): Target {
+  return {
+    name: "reference NodeExecutionEnv",
+    withEnv: (use, settings) =>
+      inCaseDir(
+        (cwd) => new NodeExecutionEnv({ cwd, shellPath: settings?.shellPath, shellEnv: shellEnvOf(settings) }),
+        use,
+        async () => {},
+      ),
+    close: async () => {},
+  };
+}
+
+function localTarget(): Target {
+  return {
+    name: "LocalExecutionEnv",
+    withEnv: (use, settings) =>
+      inCaseDir(
+        (cwd) => new LocalExecutionEnv({ cwd, shellPath: settings?.shellPath, shellEnv: shellEnvOf(settings) }),
+        use,
+        (env) => env.close(),
+      ),
+    close: async () => {},
+  };
+}
+
+function remoteTarget(): Target {
+  let connection: Connection | undefined;
+  return {
+    name: "RemoteExecutionEnv over a pipe",
+    withEnv: (use, settings) =>
+      inCaseDir(
+        (cwd) => {
+          connection ??= new Connection({ command: [packagedAgent()] });
+          return new RemoteExecutionEnv({
+            connection,
+            id: "outpost:test",
+            cwd,
+            shellPath: settings?.shellPath,
+            shellEnv: shellEnvOf(settings),
+          });
+        },
+        use,
+        async () => {},
+      ),
+    close: async () => {
+      await connection?.close();
+      connection = undefined;
+    },
+  };
+}
+
+/** The three targets: the reference, the local agent, and an agent over a pipe. */
+export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget()];
+
+/** A target by name prefix. */
+export function target(name: string): Target {
+  const found = targets.find((candidate) => candidate.name.startsWith(name));
+  if (!found) throw new Error(`no conformance target ${name}`);
+  return found;
+}
+
+function processFacts(pid: string): { state: string; environ: string; cwd: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    const environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    return { state, environ, cwd };
+  } catch {
+    return undefined; // gone, a kernel thread, or not ours to inspect
+  }
+}
+
+/** Processes (not zombies) that carry this run's marker or run inside the sandbox: `pid command` lines. */
+export function leftoverProcesses(): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return []; // no /proc: the check cannot run on this platform
+  }
+  const marker = `${markerName}=${markerValue}\0`;
+  const found: string[] = [];
+  for (const pid of entries) {
+    if (pid === String(process.pid)) continue;
+    const facts = processFacts(pid);
+    if (!facts || facts.state === "Z") continue;
+    if (facts.environ.includes(marker) || facts.cwd === sandbox || facts.cwd.startsWith(`${sandbox}/`)) {
+      let command = "";
+      try {
+        command = readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " ").trim();
+      } catch {}
+      found.push(`${pid} ${command}`);
+    }
+  }
+  return found;
+}
+
+/** Waits up to `ms` for leftover processes to go (killed processes take a moment to die). */
+export async function waitForNoLeftovers(ms = 3000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const left = leftoverProcesses();
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Removes the sandbox. */
+export function removeSandbox(): void {
+  rmSync(sandbox, { recursive: true, force: true });
+}
