@@ -1,0 +1,107 @@
+// Command outpost is the Outpost agent: it runs on the target machine and serves file operations, commands and
+// watches over pi-env protocol 1 on stdin/stdout.
+//
+//	outpost serve --token <hex>   speak the protocol; the token is echoed in the sync line
+//	outpost --version             print "outpost <version>"
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/execop"
+	"github.com/outpost-dev/outpost/agent-go/internal/frame"
+	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
+	"github.com/outpost-dev/outpost/agent-go/internal/server"
+	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
+	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
+	"github.com/outpost-dev/outpost/agent-go/internal/version"
+)
+
+const usage = "usage: outpost serve --token <hex>"
+
+func main() {
+	// First, before any goroutine starts processes: every child gets default signal dispositions and an empty
+	// signal mask, whatever the agent inherited (this may re-execute the agent once).
+	sigreset.Ensure()
+
+	// The exit is explicit: handler goroutines may still be blocked (a FIFO open, a read of stdin).
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole command line behaviour; it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 1 && args[0] == "--version":
+		fmt.Fprintf(stdout, "outpost %s\n", version.Version)
+		return 0
+	case len(args) == 3 && args[0] == "serve" && args[1] == "--token" && isHex(args[2]):
+		return serve(args[2], stdin, stdout, stderr)
+	default:
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+}
+
+// isHex reports whether token is a non-empty string of hex digits.
+func isHex(token string) bool {
+	if token == "" {
+		return false
+	}
+	for _, c := range token {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// serve runs one connection on stdin/stdout. Its status is 0 whenever the connection ended (input closed,
+// broken framing, silence, a termination signal) and 1 for an I/O failure.
+func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// A write to a closed stdout must fail with EPIPE, not kill the agent before it can kill its commands. A
+	// handled (not ignored) signal is reset to the default in children, so commands still see SIGPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// A termination signal ends the connection like EOF does, so the agent kills its commands before it exits.
+	stop := make(chan struct{})
+	// A signal the launcher left ignored (SIGHUP under nohup, say) stays ignored by the agent itself.
+	terminate := make(chan os.Signal, 1)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+		if !sigreset.IgnoredAtStart(sig) {
+			signal.Notify(terminate, sig)
+		}
+	}
+	defer signal.Stop(terminate)
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		select {
+		case <-terminate:
+			close(stop)
+		case <-served:
+		}
+	}()
+
+	info := sysinfo.Current()
+	err := server.Serve(stdin, stdout, server.Config{
+		Token:    token,
+		Info:     &info,
+		Files:    fsops.New(),
+		Commands: execop.New(info.TempDir),
+		Stop:     stop,
+	})
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, frame.ErrFraming), errors.Is(err, server.ErrSilence), errors.Is(err, server.ErrStopped):
+		fmt.Fprintf(stderr, "outpost: %v\n", err)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "outpost: %v\n", err)
+		return 1
+	}
+}

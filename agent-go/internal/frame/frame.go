@@ -1,0 +1,166 @@
+// Package frame encodes and decodes protocol 1 frames:
+//
+//	u32 length | u8 type | u32 id | u32 jsonLength | JSON object | raw payload
+//
+// All integers are big-endian; length counts every byte after itself and is at most MaxFrame.
+package frame
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Type is a frame's type byte.
+type Type uint8
+
+// The frame types of protocol 1.
+const (
+	// Request is a client → agent operation; its JSON names the op.
+	Request Type = 1
+	// Result finishes a request successfully.
+	Result Type = 2
+	// Error finishes a request with {code, message, ...}.
+	Error Type = 3
+	// Event reports progress of a running request (exec output, watch changes).
+	Event Type = 4
+	// Cancel aborts ({}) or kills ({"mode":"kill"}) a running request.
+	Cancel Type = 5
+	// Ping keeps the connection alive; id 0, JSON {}.
+	Ping Type = 6
+)
+
+// Sizes and limits of protocol 1.
+const (
+	// PrefixSize is the size of the length prefix.
+	PrefixSize = 4
+	// HeaderSize is type + id + jsonLength, the part of length that is not JSON or payload.
+	HeaderSize = 9
+	// MaxFrame bounds the length field (so a whole frame on the wire is at most MaxFrame + 4 bytes).
+	MaxFrame = 16 << 20
+	// MaxPayload is the largest payload the agent puts in a reply, leaving room for the JSON.
+	MaxPayload = MaxFrame - 64<<10
+	// ReadBufferSize is the size of the buffered reader over the input.
+	ReadBufferSize = 1 << 20
+)
+
+// emptyObject stands in for a frame whose jsonLength is 0.
+var emptyObject = []byte("{}")
+
+// ErrFraming marks input that is not a well-formed frame stream; the connection cannot continue after it.
+var ErrFraming = errors.New("framing error")
+
+// ErrTooLarge is returned when a frame to be written would exceed MaxFrame.
+var ErrTooLarge = errors.New("frame too large")
+
+// Frame is one decoded frame. JSON is never empty: a jsonLength of 0 decodes as {}.
+type Frame struct {
+	Type    Type
+	ID      uint32
+	JSON    []byte
+	Payload []byte
+}
+
+// Size returns the frame's length field: header + JSON + payload.
+func (f *Frame) Size() int { return HeaderSize + len(f.JSON) + len(f.Payload) }
+
+// Reader decodes frames from a byte stream.
+type Reader struct {
+	in     *bufio.Reader
+	header [PrefixSize + HeaderSize]byte
+}
+
+// NewReader returns a Reader over r, buffered with ReadBufferSize bytes.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{in: bufio.NewReaderSize(r, ReadBufferSize)}
+}
+
+// Next reads one frame. It returns io.EOF when the input ends cleanly before a length prefix, an error wrapping
+// ErrFraming for a malformed frame, and an error wrapping io.ErrUnexpectedEOF when the input ends inside a frame.
+// The JSON is not validated here: a request whose JSON does not parse is the server's business, not a framing
+// error.
+func (r *Reader) Next() (Frame, error) {
+	if _, err := io.ReadFull(r.in, r.header[:PrefixSize]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Frame{}, io.EOF
+		}
+		return Frame{}, fmt.Errorf("read frame length: %w", err)
+	}
+	length := binary.BigEndian.Uint32(r.header[:PrefixSize])
+	if length < HeaderSize || length > MaxFrame {
+		return Frame{}, fmt.Errorf("%w: length %d outside %d..%d", ErrFraming, length, HeaderSize, MaxFrame)
+	}
+	if _, err := io.ReadFull(r.in, r.header[PrefixSize:]); err != nil {
+		return Frame{}, fmt.Errorf("read frame header: %w", unexpected(err))
+	}
+	typ := Type(r.header[PrefixSize])
+	id := binary.BigEndian.Uint32(r.header[PrefixSize+1:])
+	jsonLength := binary.BigEndian.Uint32(r.header[PrefixSize+5:])
+	rest := length - HeaderSize
+	if jsonLength > rest {
+		return Frame{}, fmt.Errorf("%w: jsonLength %d exceeds frame length %d", ErrFraming, jsonLength, length)
+	}
+	body := make([]byte, rest)
+	if _, err := io.ReadFull(r.in, body); err != nil {
+		return Frame{}, fmt.Errorf("read frame body: %w", unexpected(err))
+	}
+	f := Frame{Type: typ, ID: id, JSON: body[:jsonLength:jsonLength], Payload: body[jsonLength:]}
+	if jsonLength == 0 {
+		f.JSON = emptyObject
+	}
+	return f, nil
+}
+
+// unexpected turns a bare EOF inside a frame into io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// Header returns the 13 bytes that precede a frame's JSON: length, type, id, jsonLength. It fails with
+// ErrTooLarge when the frame would exceed MaxFrame.
+func Header(typ Type, id uint32, jsonLength, payloadLength int) ([PrefixSize + HeaderSize]byte, error) {
+	var h [PrefixSize + HeaderSize]byte
+	if jsonLength < 0 || payloadLength < 0 || jsonLength > MaxFrame || payloadLength > MaxFrame-HeaderSize-jsonLength {
+		return h, fmt.Errorf("%w: %d bytes of JSON and %d of payload exceed %d", ErrTooLarge, jsonLength,
+			payloadLength, MaxFrame)
+	}
+	binary.BigEndian.PutUint32(h[:], uint32(HeaderSize+jsonLength+payloadLength))
+	h[PrefixSize] = byte(typ)
+	binary.BigEndian.PutUint32(h[PrefixSize+1:], id)
+	binary.BigEndian.PutUint32(h[PrefixSize+5:], uint32(jsonLength))
+	return h, nil
+}
+
+// Write writes f to w as one frame. Nothing is written when the frame is too large.
+func Write(w io.Writer, f Frame) error {
+	h, err := Header(f.Type, f.ID, len(f.JSON), len(f.Payload))
+	if err != nil {
+		return err
+	}
+	for _, part := range [][]byte{h[:], f.JSON, f.Payload} {
+		if len(part) == 0 {
+			continue
+		}
+		if _, err := w.Write(part); err != nil {
+			return fmt.Errorf("write frame: %w", err)
+		}
+	}
+	return nil
+}
+
+// Encode returns f as the bytes of one frame.
+func Encode(f Frame) ([]byte, error) {
+	h, err := Header(f.Type, f.ID, len(f.JSON), len(f.Payload))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(h)+len(f.JSON)+len(f.Payload))
+	out = append(out, h[:]...)
+	out = append(out, f.JSON...)
+	return append(out, f.Payload...), nil
+}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/frame"
+	"github.com/outpost-dev/outpost/agent-go/internal/output"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// job is one request waiting for a pool worker.
+type job struct {
+	call    *proto.Call
+	handler proto.Handler
+}
+
+// readLoop reads frames until the input ends or breaks, or the connection is stopping. It is the only sender on
+// s.jobs and closes it on return, which lets the workers finish.
+func (s *server) readLoop(in io.Reader) error {
+	defer close(s.jobs)
+	frames := frame.NewReader(countingReader{in: in, s: s})
+	for {
+		f, err := frames.Next()
+		if s.isStopping() {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch f.Type {
+		case frame.Request:
+			s.request(f)
+		case frame.Cancel:
+			s.cancel(f)
+		}
+		// Other frame types (pings, and anything a client should not send) are ignored.
+	}
+}
+
+// request registers the request's control, then routes it. Registration comes first so that a cancel read
+// right behind the request always finds the control.
+func (s *server) request(f frame.Frame) {
+	call := &proto.Call{ID: f.ID, Args: f.JSON, Payload: f.Payload, Control: proto.NewControl()}
+	call.Events = &emitter{s: s, call: call}
+	s.register(call)
+
+	op, failure := parseRequest(f.JSON)
+	call.Op = op
+	if failure != nil {
+		s.finish(call, proto.Reply{}, failure)
+		return
+	}
+	switch {
+	case op == "hello":
+		s.finish(call, s.hello(), nil)
+	case op == "writeChunk" && s.cfg.Files != nil:
+		s.writeChunk(call)
+	case s.dedicated[op] != nil:
+		s.spawn(call, s.dedicated[op])
+	case s.pool[op] != nil:
+		select {
+		case s.jobs <- job{call: call, handler: s.pool[op]}:
+		case <-s.stopping:
+		}
+	default:
+		s.finish(call, proto.Reply{}, proto.Invalid("unknown operation "+op))
+	}
+}
+
+// parseRequest checks that a request's JSON is an object and returns its op.
+func parseRequest(raw []byte) (string, *proto.Failure) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return "", proto.Invalid("invalid JSON")
+	}
+	rawOp, ok := fields["op"]
+	if !ok {
+		return "", proto.Invalid("unknown operation undefined")
+	}
+	var op string
+	if len(rawOp) == 0 || rawOp[0] != '"' || json.Unmarshal(rawOp, &op) != nil {
+		return "", proto.Invalid("unknown operation " + string(rawOp))
+	}
+	return op, nil
+}
+
+// cancel flips the control of a running request; cancels for unknown ids are ignored.
+func (s *server) cancel(f frame.Frame) {
+	s.controlsMu.Lock()
+	ctl := s.controls[f.ID]
+	s.controlsMu.Unlock()
+	if ctl == nil {
+		return
+	}
+	var fields struct {
+		Mode any `json:"mode"`
+	}
+	// A cancel whose JSON does not parse still cancels: it can only mean the plain abort.
+	_ = json.Unmarshal(f.JSON, &fields)
+	if fields.Mode == "kill" {
+		ctl.Kill()
+	} else {
+		ctl.Abort()
+	}
+}
+
+func (s *server) register(call *proto.Call) {
+	s.controlsMu.Lock()
+	defer s.controlsMu.Unlock()
+	s.controls[call.ID] = call.Control
+}
+
+// unregister removes the call's control unless a later request reused its id.
+func (s *server) unregister(call *proto.Call) {
+	s.controlsMu.Lock()
+	defer s.controlsMu.Unlock()
+	if s.controls[call.ID] == call.Control {
+		delete(s.controls, call.ID)
+	}
+}
+
+// writeChunk hands a chunk to the file operations from the reader goroutine, so chunks keep arrival order.
+func (s *server) writeChunk(call *proto.Call) {
+	var once sync.Once
+	done := func(reply proto.Reply, err error) {
+		once.Do(func() { s.finish(call, reply, err) })
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			done(proto.Reply{}, s.panicFailure(call.Op, r))
+		}
+	}()
+	s.cfg.Files.WriteChunk(call, done)
+}
+
+// spawn runs a long-lived operation (exec, watch) on a goroutine of its own.
+func (s *server) spawn(call *proto.Call, handler proto.Handler) {
+	if s.running.Add(1) > int64(s.cfg.MaxDedicated) {
+		s.running.Add(-1)
+		s.finish(call, proto.Reply{}, &proto.Failure{Code: "spawn_error",
+			Message: fmt.Sprintf("too many running operations (at most %d)", s.cfg.MaxDedicated)})
+		return
+	}
+	go func() {
+		defer s.running.Add(-1)
+		reply, err := s.run(handler, call)
+		s.finish(call, reply, err)
+	}()
+}
+
+// work serves pool jobs until the reader closes the queue.
+func (s *server) work() {
+	for j := range s.jobs {
+		if s.isStopping() {
+			continue
+		}
+		reply, err := s.run(j.handler, j.call)
+		s.finish(j.call, reply, err)
+	}
+}
+
+// run calls a handler and turns a panic into an "unknown" failure, so one broken handler cannot take the
+// connection down.
+func (s *server) run(handler proto.Handler, call *proto.Call) (reply proto.Reply, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			reply, err = proto.Reply{}, s.panicFailure(call.Op, r)
+		}
+	}()
+	return handler(call)
+}
+
+// panicFailure reports a handler's panic: the stack goes to the log for the operator, a short message to the
+// client.
+func (s *server) panicFailure(op string, r any) *proto.Failure {
+	fmt.Fprintf(s.cfg.Log, "outpost: panic in %s: %v\n%s", op, r, debug.Stack())
+	return &proto.Failure{Code: "unknown", Message: fmt.Sprintf("internal error in %s: %v", op, r)}
+}
+
+// finish builds the request's final frame, drops its control and queues the frame. Results go to the bulk
+// queue when the handler asks for it, when the payload is large, or when the request sent bulk events (so the
+// final frame follows its own output); errors likewise follow bulk events.
+func (s *server) finish(call *proto.Call, reply proto.Reply, err error) {
+	f, bulk := s.replyFrame(call, reply, err)
+	s.unregister(call)
+	queue := proto.ControlQueue
+	if bulk || call.Events.(*emitter).usedBulk.Load() {
+		queue = proto.BulkQueue
+	}
+	if queue == proto.BulkQueue && len(f.Payload) > ControlPayload {
+		// A big payload waits for room like command output does, so pool workers cannot pile up bulk data.
+		if s.out.WaitForRoom(s.stopping) != nil {
+			return
+		}
+	}
+	sendErr := s.out.Send(queue, f, nil)
+	if errors.Is(sendErr, frame.ErrTooLarge) {
+		// Never lose the request: a reply that cannot be framed becomes an error.
+		f, _ = s.replyFrame(call, proto.Reply{}, &proto.Failure{Code: "unknown",
+			Message: fmt.Sprintf("reply to %s exceeds the frame limit", call.Op)})
+		_ = s.out.Send(queue, f, nil)
+	}
+	// Any other error means the output is closed: nobody can receive the reply any more.
+}
+
+// replyFrame encodes a handler's outcome; it reports whether the reply asks for the bulk queue.
+func (s *server) replyFrame(call *proto.Call, reply proto.Reply, err error) (frame.Frame, bool) {
+	if err != nil {
+		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(err)}, false
+	}
+	body := reply.JSON
+	if body == nil {
+		body = struct{}{}
+	}
+	raw, mErr := json.Marshal(body)
+	if mErr != nil {
+		failure := &proto.Failure{Code: "unknown", Message: fmt.Sprintf("encode %s result: %v", call.Op, mErr)}
+		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(failure)}, false
+	}
+	bulk := reply.Bulk || len(reply.Payload) > ControlPayload
+	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload}, bulk
+}
+
+// failureJSON encodes an error frame's object; errors that are not failures are reported as "unknown".
+func failureJSON(err error) []byte {
+	var failure *proto.Failure
+	if !errors.As(err, &failure) {
+		failure = &proto.Failure{Code: "unknown", Message: err.Error()}
+	}
+	raw, mErr := json.Marshal(failure.JSON())
+	if mErr != nil {
+		// Only an unencodable extra field can get here; the code and message always encode.
+		raw, _ = json.Marshal(map[string]string{"code": failure.Code, "message": failure.Message})
+	}
+	return raw
+}
+
+// emitter sends a running request's events.
+type emitter struct {
+	s        *server
+	call     *proto.Call
+	unsent   output.Counter
+	usedBulk atomic.Bool
+}
+
+// Emit queues an event frame. A bulk event first waits while the bulk queue is over its limit, unless the
+// request has been cancelled (then it is stopping and must not stall).
+func (e *emitter) Emit(queue proto.Queue, event map[string]any, payload []byte) error {
+	raw, err := json.Marshal(event)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", e.call.Op, err)
+	}
+	if queue == proto.BulkQueue {
+		e.usedBulk.Store(true)
+		if err := e.waitForRoom(); err != nil {
+			return err
+		}
+	}
+	return e.s.out.Send(queue, frame.Frame{Type: frame.Event, ID: e.call.ID, JSON: raw, Payload: payload}, &e.unsent)
+}
+
+// Unsent reports how many of this request's event frames are not written yet.
+func (e *emitter) Unsent() int { return e.unsent.Unsent() }
+
+func (e *emitter) waitForRoom() error {
+	ctl := e.call.Control
+	for {
+		changed := ctl.Changed()
+		if ctl.Aborted() || ctl.Killed() {
+			return nil
+		}
+		if err := e.s.out.WaitForRoom(changed); err != nil {
+			return err
+		}
+		select {
+		case <-changed:
+			// A flag changed: loop to see whether the request is stopping.
+		default:
+			return nil
+		}
+	}
+}

@@ -1,0 +1,274 @@
+// Package server runs one protocol 1 connection: it prints the sync line, reads frames, registers a control
+// for every request before dispatching it, routes operations to their handlers (inline, a bounded worker pool,
+// one goroutine per command, or the file-ops chunk writer), writes replies through the output writer, sends
+// pings and shuts everything down when the input ends, breaks or falls silent.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/frame"
+	"github.com/outpost-dev/outpost/agent-go/internal/output"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
+)
+
+// Defaults of Config.
+const (
+	// DefaultPingInterval is how often the agent pings and checks for silence.
+	DefaultPingInterval = 5 * time.Second
+	// DefaultSilenceLimit is how long the input may stay without a single byte before the agent gives up.
+	DefaultSilenceLimit = 30 * time.Second
+	// DefaultWorkers is the size of the file-operation pool.
+	DefaultWorkers = 16
+	// DefaultQueueDepth is how many pool jobs may wait before the reader stops reading (backpressure).
+	DefaultQueueDepth = 64
+	// DefaultMaxDedicated bounds the operations running on their own goroutine (exec, watch).
+	DefaultMaxDedicated = 4096
+	// DefaultExitGrace bounds how long shutdown waits for the writer to flush what is queued.
+	DefaultExitGrace = 2 * time.Second
+	// ControlPayload is the largest reply payload that still goes to the control queue.
+	ControlPayload = 64 << 10
+	// Protocol is the protocol version hello reports.
+	Protocol = 1
+)
+
+// ErrSilence ends a connection whose input stayed silent longer than the silence limit.
+var ErrSilence = errors.New("no input within the silence limit")
+
+// ErrStopped ends a connection whose Config.Stop fired.
+var ErrStopped = errors.New("stopped")
+
+// FileOps is what the server needs from the file operations (internal/fsops).
+type FileOps interface {
+	// Handlers returns the file operations served by the worker pool, by op name.
+	Handlers() map[string]proto.Handler
+	// WriteChunk starts one chunk write; it is called from the reader in arrival order, must not block, and
+	// calls done exactly once when the chunk is written or failed.
+	WriteChunk(call *proto.Call, done func(proto.Reply, error))
+	// CloseAll closes every handle when the connection ends.
+	CloseAll()
+}
+
+// Commands is what the server needs from command execution (internal/execop).
+type Commands interface {
+	// Handle runs one exec request to its end; the server calls it on a goroutine of its own.
+	Handle(call *proto.Call) (proto.Reply, error)
+	// KillAll kills every process group still running when the connection ends.
+	KillAll()
+}
+
+// Config is a connection's collaborators and timings. Zero timings and sizes take the defaults.
+type Config struct {
+	// Token is echoed in the sync line "PI-ENV <token>".
+	Token string
+	// Files serves the file operations and writeChunk; nil serves none.
+	Files FileOps
+	// Commands serves exec; nil makes exec an unknown operation.
+	Commands Commands
+	// Handlers adds operations served by the worker pool (e.g. listFiles).
+	Handlers map[string]proto.Handler
+	// Dedicated adds operations that each run on a goroutine of their own (e.g. watch).
+	Dedicated map[string]proto.Handler
+	// Features are extra names for hello's features list; ops beyond protocol 1 are added automatically.
+	Features []string
+	// Info describes the machine for hello; nil means sysinfo.Current() at start.
+	Info *sysinfo.Info
+	// Log receives diagnostics meant for the operator (a handler's panic); nil means os.Stderr.
+	Log io.Writer
+	// Stop, when it fires, ends the connection as if the input had ended (the agent got SIGTERM, say).
+	Stop <-chan struct{}
+
+	PingInterval time.Duration
+	SilenceLimit time.Duration
+	Workers      int
+	QueueDepth   int
+	MaxDedicated int
+	ExitGrace    time.Duration
+	Output       output.Config
+}
+
+func (c Config) withDefaults() Config {
+	if c.PingInterval <= 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.SilenceLimit <= 0 {
+		c.SilenceLimit = DefaultSilenceLimit
+	}
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.QueueDepth <= 0 {
+		c.QueueDepth = DefaultQueueDepth
+	}
+	if c.MaxDedicated <= 0 {
+		c.MaxDedicated = DefaultMaxDedicated
+	}
+	if c.ExitGrace <= 0 {
+		c.ExitGrace = DefaultExitGrace
+	}
+	if c.Log == nil {
+		c.Log = os.Stderr
+	}
+	if c.Info == nil {
+		info := sysinfo.Current()
+		c.Info = &info
+	}
+	return c
+}
+
+// server is the state of one connection.
+type server struct {
+	cfg       Config
+	out       *output.Writer
+	pool      map[string]proto.Handler
+	dedicated map[string]proto.Handler
+	features  []string
+
+	controlsMu sync.Mutex
+	controls   map[uint32]*proto.Control
+
+	jobs      chan job
+	running   atomic.Int64 // dedicated goroutines alive
+	start     time.Time
+	lastSeen  atomic.Int64 // nanoseconds since start of the last received byte
+	stopping  chan struct{}
+	closeOnce sync.Once
+}
+
+// Serve runs one connection over in and out until the input ends (nil), breaks (an error wrapping
+// frame.ErrFraming), falls silent (ErrSilence), is stopped (ErrStopped) or fails (any other error). Before returning it kills every
+// command, closes every handle and flushes the output for at most the exit grace. Goroutines stuck in a system
+// call (a FIFO open, a read of in) may outlive it; the caller is expected to exit the process.
+func Serve(in io.Reader, out io.Writer, cfg Config) error {
+	cfg = cfg.withDefaults()
+	if _, err := io.WriteString(out, "PI-ENV "+cfg.Token+"\n"); err != nil {
+		return fmt.Errorf("write sync line: %w", err)
+	}
+	s := newServer(cfg, out)
+	for range cfg.Workers {
+		go s.work()
+	}
+	readDone := make(chan error, 1)
+	go func() { readDone <- s.readLoop(in) }()
+	silent := make(chan struct{})
+	go s.liveness(silent)
+
+	var err error
+	select {
+	case err = <-readDone:
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = nil
+		}
+	case <-silent:
+		err = ErrSilence
+	case <-cfg.Stop:
+		err = ErrStopped
+	}
+	s.shutdown()
+	return err
+}
+
+func newServer(cfg Config, out io.Writer) *server {
+	s := &server{
+		cfg:       cfg,
+		out:       output.New(out, cfg.Output),
+		pool:      map[string]proto.Handler{},
+		dedicated: map[string]proto.Handler{},
+		controls:  map[uint32]*proto.Control{},
+		jobs:      make(chan job, cfg.QueueDepth),
+		start:     time.Now(),
+		stopping:  make(chan struct{}),
+	}
+	if cfg.Files != nil {
+		for op, h := range cfg.Files.Handlers() {
+			s.pool[op] = h
+		}
+	}
+	for op, h := range cfg.Handlers {
+		s.pool[op] = h
+	}
+	if cfg.Commands != nil {
+		s.dedicated["exec"] = cfg.Commands.Handle
+	}
+	for op, h := range cfg.Dedicated {
+		s.dedicated[op] = h
+	}
+	s.features = features(cfg.Features, s.pool, s.dedicated)
+	return s
+}
+
+// shutdown ends the connection once: commands die, handles close, and the writer flushes what is queued.
+func (s *server) shutdown() {
+	s.closeOnce.Do(func() {
+		close(s.stopping)
+		if s.cfg.Commands != nil {
+			s.cfg.Commands.KillAll()
+		}
+		if s.cfg.Files != nil {
+			s.cfg.Files.CloseAll()
+		}
+		s.out.Close()
+		// A peer that stopped reading must not keep the agent alive: wait for the flush only so long.
+		timer := time.NewTimer(s.cfg.ExitGrace)
+		defer timer.Stop()
+		select {
+		case <-s.out.Done():
+		case <-timer.C:
+		}
+	})
+}
+
+// countingReader records the time of every received byte, so a large frame arriving slowly keeps the
+// connection alive.
+type countingReader struct {
+	in io.Reader
+	s  *server
+}
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.in.Read(p)
+	if n > 0 {
+		r.s.touch()
+	}
+	return n, err
+}
+
+func (s *server) touch() { s.lastSeen.Store(int64(time.Since(s.start))) }
+
+// liveness pings every interval and closes silent when no byte arrived within the silence limit.
+func (s *server) liveness(silent chan<- struct{}) {
+	ticker := time.NewTicker(s.cfg.PingInterval)
+	defer ticker.Stop()
+	ping := frame.Frame{Type: frame.Ping, ID: 0, JSON: []byte("{}")}
+	for {
+		select {
+		case <-s.stopping:
+			return
+		case <-ticker.C:
+		}
+		// A full control queue already carries traffic; skipping a ping there keeps this loop from blocking.
+		_, _ = s.out.TrySend(ping)
+		quiet := time.Since(s.start) - time.Duration(s.lastSeen.Load())
+		if quiet > s.cfg.SilenceLimit {
+			close(silent)
+			return
+		}
+	}
+}
+
+// isStopping reports whether the connection is shutting down.
+func (s *server) isStopping() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
