@@ -1,0 +1,255 @@
+// Package execop runs the `exec` operation: one command per request, in a process group of its own, with its
+// output decoded and streamed as events, optionally spilled to a file and windowed, and its end reported the
+// way Durable's NodeExecutionEnv reports it.
+package execop
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// exitStdioGrace is how long output may stay silent after the process exited before the pipes are abandoned
+// (a background descendant may hold them open forever).
+const exitStdioGrace = 100 * time.Millisecond
+
+// unsentPoll is how often a windowed command checks whether its last output frame was written.
+const unsentPoll = 20 * time.Millisecond
+
+// readBuffer is the size of one read from a pipe (Node reads up to 64 KiB).
+const readBuffer = 64 << 10
+
+// Runner runs exec requests and remembers the process groups still running.
+type Runner struct {
+	tmpdir string
+
+	mu      sync.Mutex
+	running map[*child]struct{}
+
+	platform platformState
+}
+
+// New returns a runner whose spill files go under tmpdir (the machine's Node os.tmpdir()).
+func New(tmpdir string) *Runner {
+	if tmpdir == "" {
+		tmpdir = os.TempDir()
+	}
+	return &Runner{tmpdir: tmpdir, running: map[*child]struct{}{}}
+}
+
+// KillAll kills every command still running (the connection ended). The commands then settle on their own
+// with the killed status.
+func (r *Runner) KillAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.running {
+		c.killTree()
+	}
+}
+
+func (r *Runner) track(c *child) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running[c] = struct{}{}
+}
+
+// untrack forgets a settled command; after it returns KillAll no longer touches its (soon reaped) pid.
+func (r *Runner) untrack(c *child) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, c)
+}
+
+// Handle runs one exec request to its end. The reply is the bulk-queued result {exitCode, spillPath?}; errors
+// are *proto.Failure values with the codes the client maps (timeout, aborted, shell_unavailable, spawn_error,
+// unknown, EINVAL).
+func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
+	req, fail := parseRequest(call)
+	if fail != nil {
+		return proto.Reply{}, fail
+	}
+	control := call.Control
+	if control == nil {
+		control = proto.NewControl()
+	}
+	// A cancel that arrived before the request attached: never spawn.
+	if control.Aborted() {
+		return proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"}
+	}
+	spec, fail := r.prepare(req)
+	if fail != nil {
+		return proto.Reply{}, fail
+	}
+	c, fail := r.spawn(spec)
+	if fail != nil {
+		return proto.Reply{}, fail
+	}
+	r.track(c)
+	run := &command{
+		runner:  r,
+		child:   c,
+		control: control,
+		out:     newOutput(call.Events, req, r.tmpdir),
+		timeout: req.timeout,
+	}
+	return run.supervise()
+}
+
+// command is one running exec.
+type command struct {
+	runner  *Runner
+	child   *child
+	control *proto.Control
+	out     *output
+	timeout time.Duration
+
+	timedOut bool
+	aborted  bool
+}
+
+// supervise waits for the process and its output, enforcing timeout, abort and kill, and builds the result.
+func (c *command) supervise() (proto.Reply, error) {
+	start := time.Now()
+	var deadline <-chan time.Time
+	if c.timeout > 0 {
+		timer := time.NewTimer(c.timeout)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+
+	activity := make(chan struct{}, 1)
+	readersDone := make(chan struct{}, 2)
+	var readers sync.WaitGroup
+	for stream, pipe := range c.child.pipes() {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			c.read(stream, pipe, activity)
+			readersDone <- struct{}{}
+		}()
+	}
+	exitedCh := make(chan struct{})
+	go func() {
+		c.child.waitExit()
+		close(exitedCh)
+	}()
+	exited := (<-chan struct{})(exitedCh)
+	spillFailed := c.out.spillFailed()
+	stopPacer := c.out.startPacer()
+
+	// A kill or abort that arrived between attaching and spawning acts now.
+	changed := c.control.Changed()
+	c.checkControl()
+
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	defer idle.Stop()
+	hasExited, ended := false, 0
+	for done := false; !done; {
+		select {
+		case <-exited:
+			exited, hasExited = nil, true
+			if ended == 2 {
+				done = true
+			} else {
+				idle.Reset(exitStdioGrace)
+			}
+		case <-readersDone:
+			ended++
+			if hasExited && ended == 2 {
+				done = true
+			}
+		case <-activity:
+			if hasExited {
+				idle.Reset(exitStdioGrace)
+			}
+		case <-changed:
+			changed = c.control.Changed()
+			c.checkControl()
+		case <-deadline:
+			deadline = nil
+			c.timedOut = true
+			c.child.killTree()
+		case <-spillFailed:
+			spillFailed = nil
+			c.child.killTree()
+		case <-idle.C:
+			done = true
+		}
+	}
+
+	// Settle: no output after this point, pipes closed even if a descendant holds them, readers finished.
+	c.out.stop()
+	c.child.closePipes()
+	readers.Wait()
+	stopPacer()
+	spillErr := c.out.finish()
+
+	// Timeout and abort stay armed until the result is built, and still kill what is left of the group
+	// (the exited leader is not reaped yet, so its pid cannot name another group).
+	if !c.timedOut && c.timeout > 0 && time.Since(start) >= c.timeout {
+		c.timedOut = true
+		c.child.killTree()
+	}
+	if !c.aborted && c.control.Aborted() {
+		c.aborted = true
+		c.child.killTree()
+	}
+	c.runner.untrack(c.child)
+	return c.result(c.child.exitCode(), spillErr)
+}
+
+// checkControl applies the cancel flags: abort marks the command aborted and kills it, kill only kills.
+func (c *command) checkControl() {
+	if c.control.Aborted() && !c.aborted {
+		c.aborted = true
+		c.child.killTree()
+	}
+	if c.control.Killed() {
+		c.child.killTree()
+	}
+}
+
+// read forwards one pipe's chunks until EOF or until the pipe is closed at settle time.
+func (c *command) read(stream int, pipe pipeReader, activity chan<- struct{}) {
+	buf := make([]byte, readBuffer)
+	for {
+		n, err := pipe.Read(buf)
+		if n > 0 {
+			c.out.chunk(stream, buf[:n])
+			select {
+			case activity <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// result applies the agent's precedence: timeout, abort, spill failure, then the exit code.
+func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
+	spillPath := c.out.spillPath()
+	withPath := func(f *proto.Failure) *proto.Failure {
+		if spillPath != "" {
+			f.Extra = map[string]any{"spillPath": spillPath}
+		}
+		return f
+	}
+	switch {
+	case c.timedOut:
+		return proto.Reply{}, withPath(&proto.Failure{Code: "timeout", Message: "timeout"})
+	case c.aborted:
+		return proto.Reply{}, withPath(&proto.Failure{Code: "aborted", Message: "aborted"})
+	case spillErr != nil:
+		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to preserve complete shell output: " + spillErr.Error()}
+	}
+	result := map[string]any{"exitCode": exitCode}
+	if spillPath != "" {
+		result["spillPath"] = spillPath
+	}
+	return proto.Reply{JSON: result, Bulk: true}, nil
+}

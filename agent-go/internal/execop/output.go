@@ -1,0 +1,202 @@
+package execop
+
+import (
+	"sync"
+	"time"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/decode"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/window"
+)
+
+// Streams, indexed as the child's pipes are.
+const (
+	stdout = iota
+	stderr
+)
+
+var streamNames = [2]string{"stdout", "stderr"}
+
+// output turns a command's raw chunks into output events (decoded per stream), feeds the spill and, with a
+// window, holds text for paced delivery. Chunks of both streams pass through one lock, so decoding, spilling
+// and delivery happen in arrival order.
+type output struct {
+	mu       sync.Mutex
+	events   proto.Emitter
+	decoders [2]*decode.Decoder
+	spill    *spill
+	win      *window.Window
+	// ready wakes the pacer when the window received text.
+	ready chan struct{}
+	// stopped is set at settle time: later chunks are discarded.
+	stopped bool
+	// emitFailed is set once the connection refused an event; nothing more is sent.
+	emitFailed bool
+}
+
+func newOutput(events proto.Emitter, req *request, tmpdir string) *output {
+	o := &output{events: events, decoders: [2]*decode.Decoder{decode.NewStream(), decode.NewStream()}}
+	if req.spill != nil {
+		o.spill = newSpill(*req.spill, tmpdir)
+	}
+	if req.window != nil {
+		o.win = window.New(*req.window)
+		o.ready = make(chan struct{}, 1)
+	}
+	return o
+}
+
+// chunk handles one raw chunk read from a pipe: decode, deliver, then spill (NodeExecutionEnv's order).
+// Without a window a delivery may block while the connection's bulk queue is full; the pipe then fills and the
+// command slows down, as behind a slow reader.
+func (o *output) chunk(stream int, raw []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	o.deliver(stream, o.decoders[stream].Decode(raw))
+	if o.spill != nil {
+		o.spill.add(raw)
+	}
+}
+
+// deliver sends or holds decoded text; empty text is never sent. Called with mu held.
+func (o *output) deliver(stream int, text []byte) {
+	if len(text) == 0 {
+		return
+	}
+	if o.win != nil {
+		o.win.Push(streamNames[stream], text)
+		select {
+		case o.ready <- struct{}{}:
+		default:
+		}
+		return
+	}
+	o.emit(window.Delivery{Stream: streamNames[stream], Text: text})
+}
+
+// emit sends one output event.
+func (o *output) emit(d window.Delivery) {
+	if o.emitFailed || o.events == nil {
+		return
+	}
+	event := map[string]any{"kind": "output", "stream": d.Stream}
+	if d.Skipped != nil {
+		event["skipped"] = d.Skipped
+	}
+	if err := o.events.Emit(proto.BulkQueue, event, d.Text); err != nil {
+		o.emitFailed = true
+	}
+}
+
+// startPacer starts the windowed delivery loop and returns its stop function (which waits for it).
+func (o *output) startPacer() (stop func()) {
+	if o.win == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.pace(quit)
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// pace delivers held window text: no earlier than the pause the previous delivery asked for, and only once
+// the command's previous output frame has been written (at most one unsent frame per command).
+func (o *output) pace(quit <-chan struct{}) {
+	var next time.Time
+	for {
+		select {
+		case <-quit:
+			return
+		case <-o.ready:
+		}
+		if !sleepUntil(next, quit) {
+			return
+		}
+		for o.events != nil && o.events.Unsent() > 0 {
+			if !sleepUntil(time.Now().Add(unsentPoll), quit) {
+				return
+			}
+		}
+		// Emit outside the lock so readers never wait for the connection. Only the pacer and, after it
+		// stopped, finish emit in windowed mode, so deliveries stay in order.
+		o.mu.Lock()
+		deliveries := o.win.Take()
+		o.mu.Unlock()
+		delivered := 0
+		for _, d := range deliveries {
+			o.emit(d)
+			delivered += len(d.Text)
+		}
+		next = time.Now().Add(o.win.Pause(delivered))
+	}
+}
+
+// sleepUntil waits until t; it returns false when quit closed first.
+func sleepUntil(t time.Time, quit <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-quit:
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// stop discards every chunk from now on (the command settles).
+func (o *output) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopped = true
+}
+
+// finish completes the spill, flushes the decoders (stdout first) and delivers what the window still holds.
+// It returns the spill failure, if any.
+func (o *output) finish() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var spillErr error
+	if o.spill != nil {
+		spillErr = o.spill.finish()
+	}
+	for stream, d := range o.decoders {
+		o.deliver(stream, d.Flush())
+	}
+	if o.win != nil {
+		for _, d := range o.win.Take() {
+			o.emit(d)
+		}
+	}
+	return spillErr
+}
+
+// spillFailed returns a channel closed when the spill fails (nil without a spill).
+func (o *output) spillFailed() <-chan struct{} {
+	if o.spill == nil {
+		return nil
+	}
+	return o.spill.failed
+}
+
+// spillPath returns the spill file, or "" when none was created.
+func (o *output) spillPath() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.spill == nil {
+		return ""
+	}
+	return o.spill.path
+}

@@ -1,0 +1,250 @@
+//go:build unix
+
+package execop
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+// defaultSearchPath is libuv's _PATH_DEFPATH, searched when the command's environment has no PATH (Node with
+// env {} finds /usr/bin programs but not /usr/local/bin ones).
+const defaultSearchPath = "/usr/bin:/bin"
+
+// platformState is the runner's per-platform state: the null device every command reads as stdin.
+type platformState struct {
+	devNullOnce sync.Once
+	devNull     *os.File
+	devNullErr  error
+}
+
+// pipeReader is the read end of a child's output pipe.
+type pipeReader interface {
+	Read(p []byte) (int, error)
+}
+
+// child is a started command: the leader of its own session and process group.
+type child struct {
+	proc   *os.Process
+	pid    int
+	stdout *os.File
+	stderr *os.File
+
+	mu     sync.Mutex
+	reaped bool
+	state  *os.ProcessState
+}
+
+// selectShell picks the shell for a string command: the configured one, /bin/bash, `which bash`, then sh.
+func selectShell(shellPath string) (string, *proto.Failure) {
+	if shellPath != "" {
+		return customShell(shellPath)
+	}
+	if exists("/bin/bash") {
+		return "/bin/bash", nil
+	}
+	if found := firstLineOf("which", "bash"); found != "" && exists(found) {
+		return found, nil
+	}
+	return "sh", nil
+}
+
+// configureLookup puts the lookup helper in its own group, killed as a whole on timeout.
+func configureLookup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error {
+		if err := unix.Kill(-cmd.Process.Pid, unix.SIGKILL); err != nil {
+			return cmd.Process.Kill()
+		}
+		return nil
+	}
+}
+
+// spawn starts the command in a new session. The program is searched on the command's own PATH (execvp
+// rules), a script without "#!" runs through /bin/sh, and failures carry Node's spawn messages.
+func (r *Runner) spawn(spec *spawnSpec) (*child, *proto.Failure) {
+	if info, err := os.Stat(spec.dir); err == nil && !info.IsDir() {
+		return nil, spawnFailure(spec.file, "ENOTDIR")
+	}
+	path, code := findProgram(spec.file, spec.dir, spec.env)
+	if code != "" {
+		return nil, spawnFailure(spec.file, code)
+	}
+	argv := append([]string{spec.file}, spec.args...)
+	c, err := r.start(path, argv, spec)
+	if errors.Is(err, syscall.ENOEXEC) {
+		c, err = r.start("/bin/sh", append([]string{"/bin/sh", path}, spec.args...), spec)
+	}
+	if err != nil {
+		return nil, spawnFailure(spec.file, errno.Code(err))
+	}
+	return c, nil
+}
+
+func (r *Runner) nullDevice() (*os.File, error) {
+	p := &r.platform
+	p.devNullOnce.Do(func() { p.devNull, p.devNullErr = os.Open(os.DevNull) })
+	return p.devNull, p.devNullErr
+}
+
+// start forks and execs path with fresh pipes for stdout and stderr.
+func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, error) {
+	var stdin, stdinWriter *os.File
+	if spec.stdin != nil {
+		read, write, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer read.Close()
+		stdin, stdinWriter = read, write
+	} else {
+		devNull, err := r.nullDevice()
+		if err != nil {
+			return nil, err
+		}
+		stdin = devNull
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinWriter)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinWriter, outR, outW)
+		return nil, err
+	}
+	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
+		Dir:   spec.dir,
+		Env:   envStrings(spec.env),
+		Files: []*os.File{stdin, outW, errW},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	closeAll(outW, errW)
+	if err != nil {
+		closeAll(stdinWriter, outR, errR)
+		return nil, err
+	}
+	if stdinWriter != nil {
+		go func() {
+			// Errors are ignored, as Node ignores stdin errors of the WSL transport.
+			_, _ = io.WriteString(stdinWriter, *spec.stdin)
+			_ = stdinWriter.Close()
+		}()
+	}
+	return &child{proc: proc, pid: proc.Pid, stdout: outR, stderr: errR}, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (c *child) pipes() [2]pipeReader { return [2]pipeReader{c.stdout, c.stderr} }
+
+// closePipes closes the read ends; a read blocked on them returns at once.
+func (c *child) closePipes() { closeAll(c.stdout, c.stderr) }
+
+// killTree sends SIGKILL to the whole process group, or to the process alone if the group is gone. Once the
+// leader is reaped its pid may be reused, so only the group (which keeps the id reserved while it has
+// members) is signalled then.
+func (c *child) killTree() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := unix.Kill(-c.pid, unix.SIGKILL); err != nil && !c.reaped {
+		_ = unix.Kill(c.pid, unix.SIGKILL)
+	}
+}
+
+// exitCode reaps the process and returns its exit code: the status, 128 + the signal that killed it, or 1.
+func (c *child) exitCode() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		c.state, _ = c.proc.Wait()
+		c.reaped = true
+	}
+	if c.state == nil {
+		return 1
+	}
+	status, ok := c.state.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return 1
+	case status.Exited():
+		return status.ExitStatus()
+	case status.Signaled():
+		return 128 + int(status.Signal())
+	default:
+		return 1
+	}
+}
+
+// findProgram searches file like execvp with the command's environment: a name with a slash is used as is
+// (relative to the command's directory); otherwise each PATH entry is tried in order, an empty entry meaning
+// the command's directory. A candidate that exists but cannot be executed is remembered (EACCES) and the
+// search goes on; nothing found is ENOENT.
+func findProgram(file, dir string, env []envEntry) (string, string) {
+	if strings.Contains(file, "/") {
+		return file, ""
+	}
+	search, ok := lookupEnv(env, "PATH", false)
+	if !ok {
+		search = defaultSearchPath
+	}
+	sawEACCES := false
+	for _, entry := range strings.Split(search, ":") {
+		candidate := file
+		if entry != "" {
+			candidate = entry + "/" + file
+		}
+		if !filepath.IsAbs(candidate) {
+			candidate = filepath.Join(dir, candidate)
+		}
+		switch code := executable(candidate); code {
+		case "":
+			return candidate, ""
+		case "EACCES":
+			sawEACCES = true
+		case "ENOENT", "ENOTDIR", "ESTALE", "ENODEV", "ETIMEDOUT", "ENAMETOOLONG":
+		default:
+			return "", code
+		}
+	}
+	if sawEACCES {
+		return "", "EACCES"
+	}
+	return "", "ENOENT"
+}
+
+// executable returns "" when execve could run path, else the libuv code execve would fail with.
+func executable(path string) string {
+	info, err := os.Stat(path)
+	if err != nil {
+		if code := errno.Code(err); code != errno.Unknown {
+			return code
+		}
+		return "ENOENT"
+	}
+	if !info.Mode().IsRegular() {
+		return "EACCES"
+	}
+	if err := unix.Access(path, unix.X_OK); err != nil {
+		return "EACCES"
+	}
+	return ""
+}

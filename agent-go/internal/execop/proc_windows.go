@@ -1,0 +1,304 @@
+//go:build windows
+
+package execop
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+)
+
+var procCancelSynchronousIo = windows.NewLazySystemDLL("kernel32.dll").NewProc("CancelSynchronousIo")
+
+// platformState holds the job object every command joins: when the agent dies, Windows kills them all.
+type platformState struct {
+	jobOnce sync.Once
+	job     windows.Handle
+}
+
+// pipeReader is the read end of a child's output pipe.
+type pipeReader interface {
+	Read(p []byte) (int, error)
+}
+
+// child is a started command.
+type child struct {
+	proc   *os.Process
+	pid    int
+	stdout *winPipe
+	stderr *winPipe
+
+	mu     sync.Mutex
+	state  *os.ProcessState
+	killed bool
+}
+
+// selectShell picks the shell for a string command: the configured one, Git Bash, `where bash.exe`.
+func selectShell(shellPath string) (string, *proto.Failure) {
+	if shellPath != "" {
+		return customShell(shellPath)
+	}
+	var candidates []string
+	for _, variable := range []string{"ProgramFiles", "ProgramFiles(x86)"} {
+		if dir := os.Getenv(variable); dir != "" {
+			candidates = append(candidates, filepath.Join(dir, "Git", "bin", "bash.exe"))
+		}
+	}
+	for _, candidate := range candidates {
+		if exists(candidate) {
+			return candidate, nil
+		}
+	}
+	if found := firstLineOf("where", "bash.exe"); found != "" && exists(found) {
+		return found, nil
+	}
+	return "", &proto.Failure{Code: "shell_unavailable", Message: gitBashNotFound(candidates)}
+}
+
+// configureLookup hides the lookup helper's window.
+func configureLookup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{HideWindow: true, CreationFlags: windows.CREATE_NO_WINDOW}
+}
+
+// spawn starts the command: the program is searched like libuv does, arguments are quoted like libuv does,
+// the environment block is built like libuv does, and the process joins the agent's job object.
+func (r *Runner) spawn(spec *spawnSpec) (*child, *proto.Failure) {
+	if info, err := os.Stat(spec.dir); err == nil && !info.IsDir() {
+		return nil, spawnFailure(spec.file, "ENOTDIR")
+	}
+	search, ok := lookupEnv(spec.env, "PATH", true)
+	if !ok {
+		search = os.Getenv("PATH")
+	}
+	_, skipCwd := os.LookupEnv("NoDefaultCurrentDirectoryInExePath")
+	path, found := searchWindowsPath(spec.file, spec.dir, search, skipCwd, func(p string) bool {
+		info, err := os.Stat(p)
+		return err == nil && !info.IsDir()
+	})
+	if !found {
+		return nil, spawnFailure(spec.file, "ENOENT")
+	}
+	if isBatchFile(path) {
+		return nil, spawnError("spawn " + spec.file + " EINVAL")
+	}
+	c, err := r.start(path, spec)
+	if err != nil {
+		return nil, spawnFailure(spec.file, errno.Code(err))
+	}
+	r.joinJob(c.pid)
+	return c, nil
+}
+
+func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
+	var stdin, stdinWriter *os.File
+	var err error
+	if spec.stdin != nil {
+		stdin, stdinWriter, err = os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer stdin.Close()
+	} else {
+		stdin, err = os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		defer stdin.Close()
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinWriter)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinWriter, outR, outW)
+		return nil, err
+	}
+	argv := append([]string{spec.file}, spec.args...)
+	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
+		Dir:   spec.dir,
+		Env:   windowsEnvBlock(spec.env, os.LookupEnv),
+		Files: []*os.File{stdin, outW, errW},
+		Sys: &syscall.SysProcAttr{
+			CmdLine:       windowsCommandLine(argv),
+			HideWindow:    true,
+			CreationFlags: windows.CREATE_NO_WINDOW,
+		},
+	})
+	closeFiles(outW, errW)
+	if err != nil {
+		closeFiles(stdinWriter, outR, errR)
+		return nil, err
+	}
+	if stdinWriter != nil {
+		go func() {
+			_, _ = io.WriteString(stdinWriter, *spec.stdin)
+			_ = stdinWriter.Close()
+		}()
+	}
+	return &child{proc: proc, pid: proc.Pid, stdout: newWinPipe(outR), stderr: newWinPipe(errR)}, nil
+}
+
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// joinJob puts the process in the agent's job object (created once, killing its members when it closes).
+func (r *Runner) joinJob(pid int) {
+	p := &r.platform
+	p.jobOnce.Do(func() {
+		job, err := windows.CreateJobObject(nil, nil)
+		if err != nil {
+			return
+		}
+		info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}
+		info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE |
+			windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK | windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK |
+			windows.JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION
+		if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+			uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+			_ = windows.CloseHandle(job)
+			return
+		}
+		p.job = job
+	})
+	if p.job == 0 {
+		return
+	}
+	handle, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		return
+	}
+	defer windows.CloseHandle(handle)
+	_ = windows.AssignProcessToJobObject(p.job, handle)
+}
+
+func (c *child) pipes() [2]pipeReader { return [2]pipeReader{c.stdout, c.stderr} }
+
+// closePipes interrupts blocked reads (CancelSynchronousIo) until both readers gave up.
+func (c *child) closePipes() {
+	c.stdout.interrupt()
+	c.stderr.interrupt()
+}
+
+// waitExit blocks until the process exited.
+func (c *child) waitExit() {
+	state, _ := c.proc.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = state
+}
+
+// exitCode returns the exit code as an unsigned 32-bit value (an access violation is 3221225477), or 1.
+func (c *child) exitCode() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == nil {
+		return 1
+	}
+	if status, ok := c.state.Sys().(syscall.WaitStatus); ok {
+		return int(status.ExitCode)
+	}
+	return 1
+}
+
+// killTree runs taskkill /F /T on the process, hidden and not waited for (once per command).
+func (c *child) killTree() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.killed {
+		return
+	}
+	c.killed = true
+	root := os.Getenv("SystemRoot")
+	if root == "" {
+		root = `C:\Windows`
+	}
+	cmd := exec.Command(filepath.Join(root, "System32", "taskkill.exe"), "/F", "/T", "/PID", strconv.Itoa(c.pid))
+	cmd.SysProcAttr = &syscall.SysProcAttr{HideWindow: true, CreationFlags: windows.CREATE_NO_WINDOW}
+	if err := cmd.Start(); err == nil {
+		go func() { _ = cmd.Wait() }()
+	}
+}
+
+// winPipe reads a pipe with blocking ReadFile on a locked thread, so a read stuck behind a descendant that
+// keeps the pipe open can be cancelled with CancelSynchronousIo.
+type winPipe struct {
+	file    *os.File
+	started bool
+	thread  atomic.Uintptr
+	stop    atomic.Bool
+	done    chan struct{}
+}
+
+func newWinPipe(f *os.File) *winPipe { return &winPipe{file: f, done: make(chan struct{})} }
+
+// Read is always called from the same goroutine, which it locks to its thread until the pipe ends.
+func (p *winPipe) Read(buf []byte) (int, error) {
+	if !p.started {
+		p.started = true
+		runtime.LockOSThread()
+		if h, err := windows.OpenThread(windows.THREAD_TERMINATE, false, windows.GetCurrentThreadId()); err == nil {
+			p.thread.Store(uintptr(h))
+		}
+	}
+	if p.stop.Load() {
+		return 0, p.end(io.EOF)
+	}
+	var n uint32
+	err := windows.ReadFile(windows.Handle(p.file.Fd()), buf, &n, nil)
+	if n > 0 {
+		return int(n), nil
+	}
+	if err == nil || errors.Is(err, windows.ERROR_BROKEN_PIPE) || errors.Is(err, windows.ERROR_OPERATION_ABORTED) {
+		err = io.EOF
+	}
+	return 0, p.end(err)
+}
+
+// end releases the thread and the pipe once the reader is finished.
+func (p *winPipe) end(err error) error {
+	if h := p.thread.Swap(0); h != 0 {
+		_ = windows.CloseHandle(windows.Handle(h))
+	}
+	_ = p.file.Close()
+	runtime.UnlockOSThread()
+	close(p.done)
+	return err
+}
+
+// interrupt makes the reader stop: it cancels the blocked ReadFile until the reader has ended.
+func (p *winPipe) interrupt() {
+	p.stop.Store(true)
+	go func() {
+		for {
+			if h := p.thread.Load(); h != 0 {
+				_, _, _ = procCancelSynchronousIo.Call(h)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+}

@@ -1,0 +1,146 @@
+package execop
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestQuoteWindowsArg(t *testing.T) {
+	// The expected outputs are the examples in libuv's quote_cmd_arg.
+	cases := map[string]string{
+		``:                   `""`,
+		`plain`:              `plain`,
+		`hello world`:        `"hello world"`,
+		"tab\there":          "\"tab\there\"",
+		`hello"world`:        `"hello\"world"`,
+		`hello""world`:       `"hello\"\"world"`,
+		`hello\world`:        `hello\world`,
+		`hello\\world`:       `hello\\world`,
+		`hello\"world`:       `"hello\\\"world"`,
+		`hello\\"world`:      `"hello\\\\\"world"`,
+		`hello world\`:       `"hello world\\"`,
+		`C:\Program Files\x`: `"C:\Program Files\x"`,
+		`ü € 😀`:              `"ü € 😀"`,
+	}
+	for in, want := range cases {
+		if got := quoteWindowsArg(in); got != want {
+			t.Errorf("quote(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := windowsCommandLine([]string{`C:\Git\bin\bash.exe`, "-c", `echo "hi there"`}); got != `C:\Git\bin\bash.exe -c "echo \"hi there\""` {
+		t.Errorf("command line %q", got)
+	}
+}
+
+func TestSearchWindowsPath(t *testing.T) {
+	files := map[string]bool{
+		`C:\work\tool.exe`:       true,
+		`C:\bin\git.exe`:         true,
+		`C:\bin\script.bat`:      true,
+		`C:\quoted dir\q.com`:    true,
+		`C:\bin\data.txt`:        true,
+		`C:\bin\data.txt.exe`:    true,
+		`C:\work\sub\rel.exe`:    true,
+		`C:\work\sub/rel.exe`:    true,
+		`D:\other\x.exe`:         true,
+		`\\server\share\unc.exe`: true,
+		`C:\root.exe`:            true,
+		`C:\work\both.com`:       true,
+		`C:\work\both.exe`:       true,
+		`C:\bin\node`:            true,
+		`C:\bin\node.exe`:        true,
+	}
+	isFile := func(p string) bool { return files[p] }
+	path := `C:\bin;;"C:\quoted dir";D:\other`
+	cases := []struct {
+		file, want string
+		skipCwd    bool
+	}{
+		{"tool", `C:\work\tool.exe`, false},
+		{"tool", "", true},
+		{"git", `C:\bin\git.exe`, false},
+		{"git.exe", `C:\bin\git.exe`, false},
+		{"script.bat", `C:\bin\script.bat`, false},
+		{"script", "", false}, // .bat is never appended
+		{"q", `C:\quoted dir\q.com`, false},
+		{"data.txt", `C:\bin\data.txt`, false},
+		{"x", `D:\other\x.exe`, false},
+		{`sub\rel`, `C:\work\sub\rel.exe`, false},
+		{`sub/rel.exe`, `C:\work\sub/rel.exe`, false},
+		{`\root`, `C:\root.exe`, false},
+		{`D:\other\x`, `D:\other\x.exe`, false},
+		{`\\server\share\unc`, `\\server\share\unc.exe`, false},
+		{"both", `C:\work\both.com`, false},
+		{"node", `C:\bin\node.exe`, false}, // a name without extension is only tried with .com/.exe
+		{"", "", false},
+		{".", "", false},
+		{"missing", "", false},
+	}
+	for _, c := range cases {
+		got, ok := searchWindowsPath(c.file, `C:\work`, path, c.skipCwd, isFile)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("search(%q, skipCwd=%v) = %q %v, want %q", c.file, c.skipCwd, got, ok, c.want)
+		}
+	}
+	if !isBatchFile(`C:\bin\SCRIPT.CMD`) || !isBatchFile(`x.bat`) || isBatchFile(`x.exe`) {
+		t.Error("isBatchFile")
+	}
+}
+
+func TestWindowsEnvBlock(t *testing.T) {
+	agent := map[string]string{"SYSTEMROOT": `C:\Windows`, "PATH": `C:\agent`, "TEMP": `C:\Temp`}
+	lookup := func(k string) (string, bool) {
+		v, ok := agent[strings.ToUpper(k)]
+		return v, ok
+	}
+	entries := []envEntry{{"b", "1"}, {"Path", `C:\mine`}, {"A1", "x"}, {"A", "y"}, {"PATH", `C:\upper`}, {"😀", "e"}, {"\uFF5E", "f"}}
+	got := windowsEnvBlock(entries, lookup)
+	want := []string{"A1=x", "A=y", `PATH=C:\upper`, `SYSTEMROOT=C:\Windows`, `TEMP=C:\Temp`, "b=1", "😀=e", "\uFF5E=f"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	// Required variables come from the agent even into an empty environment.
+	if got := windowsEnvBlock(nil, lookup); !slices.Equal(got, []string{`PATH=C:\agent`, `SYSTEMROOT=C:\Windows`, `TEMP=C:\Temp`}) {
+		t.Fatalf("empty env: %q", got)
+	}
+}
+
+func TestGitBashNotFound(t *testing.T) {
+	got := gitBashNotFound([]string{`C:\Program Files\Git\bin\bash.exe`, `C:\Program Files (x86)\Git\bin\bash.exe`})
+	want := "No bash shell found. Options:\n  1. Install Git for Windows: https://git-scm.com/download/win\n" +
+		"  2. Add your bash to PATH (Cygwin, MSYS2, etc.)\n  3. Configure an explicit shellPath\n\n" +
+		"Searched Git Bash in:\n  C:\\Program Files\\Git\\bin\\bash.exe\n  C:\\Program Files (x86)\\Git\\bin\\bash.exe"
+	if got != want {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestIsLegacyWSLBash(t *testing.T) {
+	cases := []struct {
+		path, systemRoot string
+		want             bool
+	}{
+		{`C:\Windows\System32\bash.exe`, "", true},
+		{`c:/windows/sysnative/BASH.EXE`, "", true},
+		{`C:\Windows\System32\..\System32\bash.exe`, "", true},
+		{`C:\Windows\System32\wsl.exe`, "", false},
+		{`C:\Program Files\Git\bin\bash.exe`, "", false},
+		{`/bin/bash`, "", false},
+		{`D:\Win\System32\bash.exe`, `D:\Win`, true},
+		{`C:\Windows\System32\bash.exe`, `D:\Win`, false},
+		{`C:\Windows\System32\bash.exe`, `C:\Windows\`, true},
+		{`C:\Windows\System32\bash.exe`, `Windows`, false},
+	}
+	for _, c := range cases {
+		if got := isLegacyWSLBash(c.path, c.systemRoot); got != c.want {
+			t.Errorf("isLegacyWSLBash(%q, %q) = %v", c.path, c.systemRoot, got)
+		}
+	}
+}
+
+func TestJSQuote(t *testing.T) {
+	if got := jsQuote("a\x00b'\n\x1b"); got != `'a\x00b\'\n\x1b'` {
+		t.Fatalf("got %s", got)
+	}
+}
