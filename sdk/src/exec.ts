@@ -56,7 +56,7 @@ export class CommandRunner {
     const request: Record<string, unknown> = {
       ...(typeof command === "string" ? { command } : { argv: [...command] }),
       cwd,
-      env: mergeEnv(inheritEnv ? env.shellEnv : undefined, options?.env),
+      env: mergeEnv(inheritEnv ? env.shellEnv : undefined, options?.env, inheritEnv),
       inheritEnv,
     };
     if (env.shellPath) request.shellPath = env.shellPath;
@@ -138,16 +138,19 @@ function validateTimeout(timeout: unknown): ExecutionError | undefined {
 }
 
 /**
- * `{...base, ...overrides}` as Node passes it to a child: `undefined` values dropped, other values stringified the
- * way `spawn` does, keys made well-formed (the frame encoder fixes only values).
+ * `{...base, ...overrides}` as Node passes it to a child, keys made well-formed (the frame encoder fixes only values)
+ * and values stringified the way `spawn` does. Node skips `undefined` values, so such a key removes an inherited
+ * variable: when inheriting it goes on the wire as `null`, which the agent reads as "unset"; otherwise it is dropped.
  */
 function mergeEnv(
   base: Record<string, string | undefined> | undefined,
   overrides: Record<string, string> | undefined,
-): Record<string, string> {
-  const merged: Record<string, string> = {};
+  inheritEnv: boolean,
+): Record<string, string | null> {
+  const merged: Record<string, string | null> = {};
   for (const [key, value] of Object.entries({ ...base, ...overrides })) {
     if (value !== undefined) merged[wellFormed(key)] = `${value}`;
+    else if (inheritEnv) merged[wellFormed(key)] = null;
   }
   return merged;
 }

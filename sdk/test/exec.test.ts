@@ -108,7 +108,8 @@ describe("the exec request", () => {
     expect(request).toEqual({
       command: "{}",
       cwd: "work/raw/../dir",
-      env: { BASE: "1", SHADOWED: "mine", EXTRA: "" },
+      // DROPPED is undefined in shellEnv: Node leaves it out of the child's env, so it unsets an inherited DROPPED.
+      env: { BASE: "1", SHADOWED: "mine", DROPPED: null, EXTRA: "" },
       inheritEnv: true,
       shellPath: "/bin/custom-sh",
       op: "exec",

@@ -5,7 +5,8 @@ import (
 )
 
 // mergeEnv builds a command's environment the way Node's spawn sees `{...process.env, ...env}`: the agent's
-// environment (when inheriting) with the request's variables laid over it. Like Node's process.env, a variable
+// environment (when inheriting) with the request's variables laid over it, and the request's null variables
+// removed. Like Node's process.env, a variable
 // the agent's environment repeats keeps its first position and its last value; nothing is dropped otherwise,
 // and PWD is never added.
 func mergeEnv(inherit bool, base []string, overlay []envEntry) []envEntry {
@@ -17,7 +18,7 @@ func mergeEnv(inherit bool, base []string, overlay []envEntry) []envEntry {
 			return
 		}
 		index[key] = len(merged)
-		merged = append(merged, envEntry{key, value})
+		merged = append(merged, envEntry{key: key, value: value})
 	}
 	if inherit {
 		for _, kv := range base {
@@ -31,9 +32,19 @@ func mergeEnv(inherit bool, base []string, overlay []envEntry) []envEntry {
 		}
 	}
 	for _, e := range overlay {
-		set(e.key, e.value)
+		if !e.unset {
+			set(e.key, e.value)
+		} else if i, ok := index[e.key]; ok {
+			merged[i].unset = true
+		}
 	}
-	return merged
+	kept := merged[:0]
+	for _, e := range merged {
+		if !e.unset {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // envStrings renders entries as KEY=VALUE strings. The result is never nil: os/exec and os.StartProcess treat

@@ -285,8 +285,8 @@ func TestEnvironment(t *testing.T) {
 
 func TestMergeEnv(t *testing.T) {
 	base := []string{"A=1", "B=2", "A=3", "=C:=C:\\x", "NOEQUALS", "E=x=y"}
-	got := mergeEnv(true, base, []envEntry{{"B", ""}, {"Z", "z"}})
-	want := []envEntry{{"A", "3"}, {"B", ""}, {"=C:", "C:\\x"}, {"E", "x=y"}, {"Z", "z"}}
+	got := mergeEnv(true, base, []envEntry{{key: "B"}, {key: "Z", value: "z"}, {key: "E", unset: true}, {key: "Q", unset: true}})
+	want := []envEntry{{key: "A", value: "3"}, {key: "B"}, {key: "=C:", value: "C:\\x"}, {key: "Z", value: "z"}}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -305,7 +305,8 @@ func TestParseEnvKeepsOrderAndLastValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0] != (envEntry{"b", "3"}) || got[1] != (envEntry{"a", "2"}) {
+	want := []envEntry{{key: "b", value: "3"}, {key: "a", value: "2"}, {key: "n", unset: true}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Fatalf("got %v", got)
 	}
 }

@@ -26,8 +26,13 @@ type request struct {
 	window  *window.Limits
 }
 
-// envEntry is one variable of the request's env, in the order the request lists them.
-type envEntry struct{ key, value string }
+// envEntry is one variable of the request's env, in the order the request lists them. unset marks a JSON
+// null: the variable is removed from the inherited environment, as Node drops keys whose value is undefined
+// from `{...process.env, ...shellEnv, ...env}`.
+type envEntry struct {
+	key, value string
+	unset      bool
+}
 
 // spillLimits are the thresholds after which the raw output goes to a file. A missing field never triggers
 // (in JavaScript, `n > undefined` is false).
@@ -123,8 +128,9 @@ func parseRequest(call *proto.Call) (*request, *proto.Failure) {
 	return req, nil
 }
 
-// parseEnv reads the env object keeping its key order; only string values are applied. A repeated key keeps
-// its first position and its last value, as a JavaScript object does.
+// parseEnv reads the env object keeping its key order; string values are applied, null removes an inherited
+// variable, anything else is ignored. A repeated key keeps its first position and its last value, as a
+// JavaScript object does.
 func parseEnv(raw json.RawMessage) ([]envEntry, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -149,16 +155,17 @@ func parseEnv(raw json.RawMessage) ([]envEntry, error) {
 		if err := dec.Decode(&value); err != nil {
 			return nil, fmt.Errorf("read env value of %q: %w", key, err)
 		}
-		text, ok := value.(string)
-		if !ok {
+		text, isString := value.(string)
+		if !isString && value != nil {
 			continue
 		}
+		entry := envEntry{key: key, value: text, unset: value == nil}
 		if i, seen := index[key]; seen {
-			entries[i].value = text
+			entries[i] = entry
 			continue
 		}
 		index[key] = len(entries)
-		entries = append(entries, envEntry{key, text})
+		entries = append(entries, entry)
 	}
 	return entries, nil
 }

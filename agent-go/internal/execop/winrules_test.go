@@ -94,7 +94,7 @@ func TestWindowsEnvBlock(t *testing.T) {
 		v, ok := agent[strings.ToUpper(k)]
 		return v, ok
 	}
-	entries := []envEntry{{"b", "1"}, {"Path", `C:\mine`}, {"A1", "x"}, {"A", "y"}, {"PATH", `C:\upper`}, {"😀", "e"}, {"\uFF5E", "f"}}
+	entries := []envEntry{{key: "b", value: "1"}, {key: "Path", value: `C:\mine`}, {key: "A1", value: "x"}, {key: "A", value: "y"}, {key: "PATH", value: `C:\upper`}, {key: "😀", value: "e"}, {key: "\uFF5E", value: "f"}}
 	got := windowsEnvBlock(entries, lookup)
 	want := []string{"A1=x", "A=y", `PATH=C:\upper`, `SYSTEMROOT=C:\Windows`, `TEMP=C:\Temp`, "b=1", "😀=e", "\uFF5E=f"}
 	if !slices.Equal(got, want) {

@@ -276,6 +276,20 @@ export function execCases(setup: Setup, define: Define): void {
     { settings: { shellEnv: { OUTPOST_A: "shell", OUTPOST_B: "shell", OUTPOST_C: "shell" } } },
   );
 
+  define(
+    "env merging: an undefined shellEnv value removes the inherited variable",
+    "X12",
+    async (env) => {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
+      const print = 'printf "%s" "${HOME-unset}"';
+      const unset = await run(env, [shell, flag, print]);
+      assert.equal(unset.stdout, "unset", "Node leaves undefined values out of the child's environment");
+      const restored = await run(env, [shell, flag, print], { env: { HOME: "/given" } });
+      assert.equal(restored.stdout, "/given", "options.env wins over the undefined shellEnv value");
+    },
+    { settings: { shellEnv: { HOME: undefined } } },
+  );
+
   define("PWD is passed through unchanged, never set to the command's cwd", "X12 ND13", async (env) => {
     value(await env.createDir("sub", undefined, live), "createDir");
     const given = await run(env, ["env"], { cwd: "sub", env: { PWD: "/not/the/cwd" } });

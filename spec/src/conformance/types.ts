@@ -46,7 +46,7 @@ export interface EnvSettings {
   /** The env's `shellPath` option. */
   shellPath?: string;
   /** The env's `shellEnv` option. */
-  shellEnv?: Record<string, string>;
+  shellEnv?: Record<string, string | undefined>;
 }
 
 /** The three functions `registerConformance` needs from a vitest/jest-like runner. */
