@@ -1,0 +1,249 @@
+/**
+ * Whole-file reads and writes over agent handles, reproducing Node's `fs.promises.readFile`/`writeFile`/`appendFile`
+ * step by step: the same read sizes and size limit, the same decoder (`StringDecoder`, byte-order mark kept), the
+ * same abort checkpoints, writes in 512 KiB pieces over one open file.
+ *
+ * Functions here throw (`FileError` or the agent's error); the env maps what they throw with `toFileError`.
+ */
+import { StringDecoder } from "node:string_decoder";
+import { FileError } from "./errors.js";
+import { abortedError, fileErrorFromFields, isAborted, NODE_ABORTED_MESSAGE } from "./file-errors.js";
+import { type AgentLink, RemoteHandle } from "./handle.js";
+import { chunksBetween, fixedReadsBefore, ReadAhead, settle } from "./read-ahead.js";
+import { err, type Result } from "./result.js";
+import { isWireObject, parseInfo } from "./wire.js";
+
+/** Node's `kReadFileBufferLength`: the read size for regular files. */
+export const READ_FILE_CHUNK = 512 * 1024;
+/** Node's `kReadFileUnknownBufferLength`: the read size when the size is unknown (FIFOs, devices, empty files). */
+export const READ_FILE_UNKNOWN_CHUNK = 64 * 1024;
+/** Node's `kIoMaxLength`: the largest file `readFile` accepts. */
+export const READ_FILE_MAX = 2 ** 31 - 1;
+/** Node's `kWriteFileMaxChunkSize`: the largest single write of `writeFile`/`appendFile`. */
+export const WRITE_CHUNK = 512 * 1024;
+/** Reads or writes in flight at once for one file. */
+export const PIPELINE_DEPTH = 8;
+
+/** A file opened like `open(path, "r")`, with the size `readFile` plans for (0 = unknown, read to the end). */
+interface OpenedFile {
+  handle: RemoteHandle;
+  size: number;
+}
+
+/**
+ * `open(path, "r")` on the agent plus Node's checkpoints around its `fstat`: abort, then the stat result, then the
+ * 2 GiB limit. The handle is closed if any of them fails.
+ */
+async function openForReadFile(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<OpenedFile> {
+  const reply = await link.request("open", { path, noFollow: false, mode: "read" });
+  const handle = RemoteHandle.fromReply(link, reply);
+  try {
+    if (isAborted(signal)) throw abortedError(path, NODE_ABORTED_MESSAGE);
+    if (isWireObject(reply.json.statError)) throw fileErrorFromFields(reply.json.statError, path);
+    if (!isWireObject(reply.json.stat)) throw new Error("Malformed agent reply: 'open' without 'stat'");
+    const stat = parseInfo(reply.json.stat);
+    // Node plans by size only for regular files; anything else (and an empty file) is read to its end.
+    const size = stat.kind === "file" ? stat.size : 0;
+    if (size > READ_FILE_MAX) throw new FileError("unknown", `File size (${size}) is greater than 2 GiB`, path);
+    return { handle, size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** Runs `body` on the opened file and closes it afterwards, whatever happens. */
+async function withOpenedFile<T>(
+  link: AgentLink,
+  path: string,
+  signal: AbortSignal | undefined,
+  body: (file: OpenedFile) => Promise<T>,
+): Promise<T> {
+  const file = await openForReadFile(link, path, signal);
+  try {
+    return await body(file);
+  } finally {
+    await file.handle.close();
+  }
+}
+
+function checkpoint(signal: AbortSignal | undefined, path: string): void {
+  if (isAborted(signal)) throw abortedError(path, NODE_ABORTED_MESSAGE);
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** `readFile(path)`: the file's bytes as a `Buffer`. */
+export function readFileBytes(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<Buffer> {
+  return withOpenedFile(link, path, signal, async ({ handle, size }) => {
+    if (size === 0) return readToEndBytes(handle, path, signal);
+    checkpoint(signal, path);
+    // Up to 512 KiB Node reads the whole planned size at once and stops after that one read, full or not.
+    if (size <= READ_FILE_CHUNK) return Buffer.from(await handle.pread(0, size));
+    return readSizedBytes(handle, size, path, signal);
+  });
+}
+
+/** Chunked binary read of a regular file: 512 KiB reads up to the size at open, continuing after a short read. */
+async function readSizedBytes(
+  handle: RemoteHandle,
+  size: number,
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(size);
+  const ahead = new ReadAhead((offset, length) => handle.pread(offset, length), PIPELINE_DEPTH);
+  let total = 0;
+  try {
+    for (;;) {
+      checkpoint(signal, path);
+      const length = Math.min(size - total, READ_FILE_CHUNK);
+      const bytes = await ahead.read(total, length, chunksBetween(total + length, size, READ_FILE_CHUNK));
+      out.set(bytes, total);
+      total += bytes.length;
+      if (bytes.length === 0 || total === size) return out.subarray(0, total);
+    }
+  } finally {
+    await ahead.settle();
+  }
+}
+
+/** Sequential 64 KiB reads (one `read()` each, no offset) until one returns nothing. */
+async function readToEndBytes(handle: RemoteHandle, path: string, signal: AbortSignal | undefined): Promise<Buffer> {
+  const pieces: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    checkpoint(signal, path);
+    const bytes = await handle.pread(undefined, READ_FILE_UNKNOWN_CHUNK);
+    if (bytes.length === 0) return Buffer.concat(pieces, total);
+    pieces.push(bytes);
+    total += bytes.length;
+  }
+}
+
+/** `readFile(path, "utf8")`: decoded as Node does (one read → `toString`, more → `StringDecoder`; BOM kept). */
+export function readFileText(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<string> {
+  return withOpenedFile(link, path, signal, ({ handle, size }) =>
+    size === 0 ? readToEndText(handle, path, signal) : readSizedText(handle, size, path, signal),
+  );
+}
+
+/**
+ * Text read of a regular file. Node reads `min(size, 512 KiB)` bytes each time and stops at EOF, at exactly `size`
+ * bytes, or at a short read; a file that grew keeps being read in full pieces.
+ */
+async function readSizedText(
+  handle: RemoteHandle,
+  size: number,
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const length = Math.min(size, READ_FILE_CHUNK);
+  const ahead = new ReadAhead((offset, count) => handle.pread(offset, count), PIPELINE_DEPTH);
+  const decoder = new StringDecoder("utf8");
+  let text = "";
+  let total = 0;
+  try {
+    for (;;) {
+      checkpoint(signal, path);
+      const bytes = asBuffer(await ahead.read(total, length, fixedReadsBefore(total + length, size, length)));
+      const first = total === 0;
+      total += bytes.length;
+      if (bytes.length === 0 || total === size || bytes.length !== length) {
+        return first ? bytes.toString("utf8") : text + decoder.end(bytes);
+      }
+      text += decoder.write(bytes);
+    }
+  } finally {
+    await ahead.settle();
+  }
+}
+
+/** Text read of a file of unknown size: sequential 64 KiB reads through a `StringDecoder`. */
+async function readToEndText(handle: RemoteHandle, path: string, signal: AbortSignal | undefined): Promise<string> {
+  const decoder = new StringDecoder("utf8");
+  let text = "";
+  for (;;) {
+    checkpoint(signal, path);
+    const bytes = await handle.pread(undefined, READ_FILE_UNKNOWN_CHUNK);
+    if (bytes.length === 0) return text + decoder.end();
+    text += decoder.write(asBuffer(bytes));
+  }
+}
+
+/** How `writeContent` writes. */
+export interface WriteOptions {
+  /** Append (`"a"`) instead of truncating (`"w"`). */
+  append: boolean;
+  /** Create missing parent directories first (Node rules; failures report the parent). */
+  parents: boolean;
+  /** Checked before every write after the first (writeFile only; appendFile passes none). */
+  signal?: AbortSignal;
+}
+
+type Settled = Result<unknown, unknown>;
+
+/** Awaits every write in flight, in order, and returns the first failure. */
+async function firstFailure(inFlight: readonly Promise<Settled>[]): Promise<Settled | undefined> {
+  let failure: Settled | undefined;
+  for (const write of inFlight) {
+    const outcome = await write;
+    if (!outcome.ok && failure === undefined) failure = outcome;
+  }
+  return failure;
+}
+
+/**
+ * Writes `content` to `path`: the first 512 KiB go with the `write` request that opens (and creates or truncates)
+ * the file; the rest follow as `writeChunk`s on the kept handle, at most 8 in flight. The agent writes chunks of a
+ * handle in order and refuses every chunk after a failed one, so the first failure is the one reported.
+ */
+export async function writeContent(
+  link: AgentLink,
+  path: string,
+  content: Uint8Array,
+  options: WriteOptions,
+): Promise<void> {
+  const keep = content.length > WRITE_CHUNK;
+  const reply = await link.request(
+    "write",
+    { path, append: options.append, parents: options.parents, keep },
+    { payload: content.subarray(0, WRITE_CHUNK) },
+  );
+  if (!keep) return;
+  const handle = RemoteHandle.fromReply(link, reply);
+  try {
+    const failure = await writeRemainingChunks(handle, path, content, options.signal);
+    if (failure !== undefined && !failure.ok) throw failure.error;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeRemainingChunks(
+  handle: RemoteHandle,
+  path: string,
+  content: Uint8Array,
+  signal: AbortSignal | undefined,
+): Promise<Settled | undefined> {
+  const inFlight: Promise<Settled>[] = [];
+  for (let offset = WRITE_CHUNK; offset < content.length; offset += WRITE_CHUNK) {
+    if (isAborted(signal)) {
+      // A chunk that already failed is reported before the abort, as Node would have failed on it first.
+      const failure = await firstFailure(inFlight);
+      return failure ?? err(abortedError(path, NODE_ABORTED_MESSAGE));
+    }
+    if (inFlight.length >= PIPELINE_DEPTH) {
+      const oldest = await inFlight.shift();
+      if (oldest !== undefined && !oldest.ok) {
+        await firstFailure(inFlight);
+        return oldest;
+      }
+    }
+    const chunk = content.subarray(offset, offset + WRITE_CHUNK);
+    inFlight.push(settle(handle.request("writeChunk", {}, { payload: chunk })));
+  }
+  return firstFailure(inFlight);
+}

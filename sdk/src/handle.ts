@@ -1,0 +1,65 @@
+/**
+ * The slice of the agent connection file operations use, and handles (open files and directories on the agent)
+ * bound to the session that opened them.
+ */
+import { numberField } from "./wire.js";
+
+/** A successful reply: its JSON, its raw payload and the agent session that answered. */
+export interface AgentReply {
+  json: Record<string, unknown>;
+  payload: Uint8Array;
+  session: number;
+}
+
+/** Per-request options: payload bytes, an abort signal the agent can observe, the session a handle belongs to. */
+export interface AgentRequestOptions {
+  payload?: Uint8Array;
+  signal?: AbortSignal;
+  session?: number;
+}
+
+/** Sends one request to the agent; the `Connection` is one. Rejects with the agent's error (a `RemoteError`). */
+export interface AgentLink {
+  request(op: string, json: Record<string, unknown>, options?: AgentRequestOptions): Promise<AgentReply>;
+}
+
+/**
+ * An open file or directory on the agent. Every request names the session that opened it, so after the agent
+ * restarted the request fails as lost instead of reaching the new agent, whose handle numbers start at 1 again.
+ */
+export class RemoteHandle {
+  readonly #link: AgentLink;
+  readonly #id: number;
+  readonly #session: number;
+
+  constructor(link: AgentLink, id: number, session: number) {
+    this.#link = link;
+    this.#id = id;
+    this.#session = session;
+  }
+
+  /** The handle named by a reply (`{handle}`), bound to the reply's session. */
+  static fromReply(link: AgentLink, reply: AgentReply): RemoteHandle {
+    return new RemoteHandle(link, numberField(reply.json, "handle"), reply.session);
+  }
+
+  /** Sends an operation on this handle. */
+  request(op: string, json: Record<string, unknown> = {}, options: AgentRequestOptions = {}): Promise<AgentReply> {
+    return this.#link.request(op, { ...json, handle: this.#id }, { ...options, session: this.#session });
+  }
+
+  /** Reads up to `length` bytes at `offset`, or at the current position (one `read()`) when `offset` is undefined. */
+  async pread(offset: number | undefined, length: number): Promise<Uint8Array> {
+    const json = offset === undefined ? { length } : { offset, length };
+    return (await this.request("pread", json)).payload;
+  }
+
+  /** Closes the handle; failures (a lost session, an unknown handle) are ignored, as Node ignores close errors. */
+  async close(): Promise<void> {
+    try {
+      await this.request("close");
+    } catch {
+      // Nothing to report: the handle is gone either way.
+    }
+  }
+}

@@ -1,0 +1,23 @@
+export {
+  type AgentManifest,
+  type AgentManifestEntry,
+  hostPlatform,
+  packagedAgent,
+  readManifest,
+} from "./agent-binary.js";
+export {
+  Connection,
+  type ConnectionOptions,
+  isConnectionLost,
+  RemoteError,
+  type RemoteInfo,
+  type Reply,
+  type RequestOptions,
+} from "./connection.js";
+export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
+export * from "./errors.js";
+export { type CommandEnv, CommandRunner } from "./exec.js";
+export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js";
+export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";
+export * from "./result.js";
+export type * from "./types.js";

@@ -1,0 +1,99 @@
+/**
+ * Pipelined positional reads: while the caller consumes one read, the next planned reads are already on their way,
+ * so a large read costs about one round trip per `depth` chunks instead of one per chunk. The caller still sees
+ * the results one by one, in order, exactly as a sequential loop would.
+ */
+import { err, ok, type Result } from "./result.js";
+
+/** One planned positional read. */
+export interface PlannedRead {
+  offset: number;
+  length: number;
+}
+
+/**
+ * The outcome of a promise as a value, never a rejection: a request whose result nobody awaits any more (an
+ * abandoned read, a write behind a failed one) then cannot become an unhandled rejection.
+ */
+export function settle<T>(promise: Promise<T>): Promise<Result<T, unknown>> {
+  return promise.then(
+    (value) => ok(value),
+    (error: unknown) => err(error),
+  );
+}
+
+interface InFlight extends PlannedRead {
+  outcome: Promise<Result<Uint8Array, unknown>>;
+}
+
+/** Runs positional reads ahead of a sequential consumer, at most `depth` at a time. */
+export class ReadAhead {
+  readonly #read: (offset: number, length: number) => Promise<Uint8Array>;
+  readonly #depth: number;
+  #queue: InFlight[] = [];
+  #abandoned: Promise<Result<Uint8Array, unknown>>[] = [];
+
+  constructor(read: (offset: number, length: number) => Promise<Uint8Array>, depth: number) {
+    this.#read = read;
+    this.#depth = Math.max(1, depth);
+  }
+
+  /**
+   * Returns the bytes of the read `(offset, length)`, taking it from the reads in flight when one was planned
+   * there; `upcoming` lists the reads the caller expects to ask for next (assuming this one comes back full), and
+   * the first of them are issued now. Reads in flight that no longer fit the plan are abandoned.
+   */
+  async read(offset: number, length: number, upcoming: Iterable<PlannedRead>): Promise<Uint8Array> {
+    let head = this.#queue.shift();
+    if (head === undefined || head.offset !== offset || head.length !== length) {
+      if (head !== undefined) this.#abandoned.push(head.outcome);
+      this.#abandonFrom(0);
+      head = this.#issue({ offset, length });
+    }
+    this.#plan(upcoming);
+    const outcome = await head.outcome;
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** Waits until no read is in flight any more; their outcomes are ignored. */
+  async settle(): Promise<void> {
+    const pending = [...this.#queue.map((entry) => entry.outcome), ...this.#abandoned];
+    this.#queue = [];
+    this.#abandoned = [];
+    await Promise.all(pending);
+  }
+
+  /** Keeps the queued reads that match the start of the plan and issues the missing ones, up to `depth - 1`. */
+  #plan(upcoming: Iterable<PlannedRead>): void {
+    let index = 0;
+    for (const planned of upcoming) {
+      if (index >= this.#depth - 1) break;
+      const queued = this.#queue[index];
+      if (queued === undefined || queued.offset !== planned.offset || queued.length !== planned.length) {
+        this.#abandonFrom(index);
+        this.#queue.push(this.#issue(planned));
+      }
+      index++;
+    }
+    this.#abandonFrom(index);
+  }
+
+  #abandonFrom(index: number): void {
+    for (const entry of this.#queue.splice(index)) this.#abandoned.push(entry.outcome);
+  }
+
+  #issue(planned: PlannedRead): InFlight {
+    return { ...planned, outcome: settle(this.#read(planned.offset, planned.length)) };
+  }
+}
+
+/** Reads of `chunk` bytes from `start` up to `end` (the last one shorter). */
+export function* chunksBetween(start: number, end: number, chunk: number): Generator<PlannedRead> {
+  for (let offset = start; offset < end; offset += chunk) yield { offset, length: Math.min(chunk, end - offset) };
+}
+
+/** Reads of exactly `length` bytes at `start`, `start + length`, … while the offset is below `end`. */
+export function* fixedReadsBefore(start: number, end: number, length: number): Generator<PlannedRead> {
+  for (let offset = start; offset < end; offset += length) yield { offset, length };
+}

@@ -1,0 +1,228 @@
+import { homedir } from "node:os";
+import { isAbsolute, join, posix, resolve, win32 } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  basenameOnAgent,
+  hasNulByte,
+  joinOnAgent,
+  type PathRules,
+  pathApi,
+  resolveEnvPath,
+  resolveOnAgent,
+} from "../src/paths.js";
+
+/** What Node's own resolution gives in this process (the NodeExecutionEnv rule, written with Node's primitives). */
+function nodeResolve(cwd: string, path: string): string {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+  let local = path;
+  if (path.startsWith("file://")) {
+    try {
+      local = fileURLToPath(path);
+    } catch {
+      local = path;
+    }
+  }
+  return isAbsolute(local) ? resolve(local) : resolve(cwd, local);
+}
+
+const POSIX_INPUTS = [
+  "",
+  ".",
+  "..",
+  "a",
+  "a/b/../c",
+  "a//b///c/",
+  "./x/./y",
+  "../../../../../../x",
+  "/",
+  "//",
+  "/a/../../b",
+  "/tmp/x/",
+  "~",
+  "~/",
+  "~/a/../b",
+  "~user",
+  "~foo/bar",
+  "~\\x",
+  "file://",
+  "file:///",
+  "file:///tmp/a%20b",
+  "file://localhost/x",
+  "file://otherhost/x",
+  "file:///tmp/%2Fslash",
+  "file:///tmp/%2fslash",
+  "file:///tmp/q?x=1#f",
+  "file:///tmp/%E2%82",
+  "file:///tmp/%C3%A9",
+  "FILE:///tmp/upper",
+  "file:relative",
+  "é/ü",
+  "a\u0000b",
+];
+
+describe("POSIX resolution equals Node's in this process", () => {
+  const rules: PathRules = { os: "linux", home: homedir(), cwd: process.cwd(), driveCwds: {} };
+  const cwds = ["/", "/srv/work", "/srv/work/", "rel/dir", "", "../up", "/a/./b/../c"];
+
+  for (const cwd of cwds) {
+    it(`cwd ${JSON.stringify(cwd)}`, () => {
+      for (const path of POSIX_INPUTS) {
+        expect([path, resolveEnvPath(rules, cwd, path)]).toEqual([path, nodeResolve(cwd, path)]);
+      }
+    });
+  }
+
+  it("uses the agent's home, cwd and path flavour, not this process's", () => {
+    const agent: PathRules = { os: "macos", home: "/Users/remote", cwd: "/Users/remote/start", driveCwds: {} };
+    expect(resolveEnvPath(agent, "proj", "src/a.ts")).toBe("/Users/remote/start/proj/src/a.ts");
+    expect(resolveEnvPath(agent, "/w", "~")).toBe("/Users/remote");
+    expect(resolveEnvPath(agent, "/w", "~/x/../y")).toBe("/Users/remote/y");
+    expect(resolveEnvPath(agent, "/w", "~\\x")).toBe("/w/~\\x");
+    expect(resolveEnvPath(agent, "/w", "file://host/x")).toBe("/w/file:/host/x");
+    expect(resolveEnvPath(agent, "/w", "")).toBe("/w");
+  });
+
+  it("keeps `~` verbatim and joins `~/` without resolving, as Node does", () => {
+    const agent: PathRules = { os: "linux", home: "/home/u/", cwd: "/", driveCwds: {} };
+    expect(resolveEnvPath(agent, "/w", "~")).toBe("/home/u/");
+    expect(resolveEnvPath(agent, "/w", "~/")).toBe("/home/u/");
+    const relativeHome: PathRules = { os: "linux", home: "", cwd: "/", driveCwds: {} };
+    expect(resolveEnvPath(relativeHome, "/w", "~/a")).toBe("a");
+  });
+});
+
+describe("win32 resolution equals Node's path.win32 with the agent's cwd and drive cwds", () => {
+  const agentCwd = "C:\\Agent\\cwd";
+  const driveCwds = { "D:": "D:\\dcwd", "F:": "C:\\elsewhere" };
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** Node's win32.resolve as it runs on a Windows agent: process.cwd() and `=X:` variables are the agent's. */
+  function nodeOnAgent(...segments: string[]): string {
+    vi.spyOn(process, "cwd").mockReturnValue(agentCwd);
+    // POSIX setenv refuses names with "=", so the `=X:` variables go into a stand-in object. Windows looks
+    // environment names up case-insensitively; a plain object does not, so both spellings are set.
+    const environment = process.env;
+    const driveVariables: Record<string, string> = {};
+    for (const [drive, dir] of Object.entries(driveCwds)) {
+      driveVariables[`=${drive.toUpperCase()}`] = dir;
+      driveVariables[`=${drive.toLowerCase()}`] = dir;
+    }
+    process.env = { ...environment, ...driveVariables };
+    try {
+      return win32.resolve(...segments);
+    } finally {
+      process.env = environment;
+      vi.restoreAllMocks();
+    }
+  }
+
+  const rules: PathRules = { os: "windows", home: "C:\\Users\\u", cwd: agentCwd, driveCwds };
+  const pieces = [
+    "",
+    "a",
+    "..\\x",
+    "\\root",
+    "/slash/form",
+    "C:",
+    "c:rel",
+    "C:\\abs",
+    "D:",
+    "d:rel",
+    "D:\\abs\\..\\y",
+    "E:rel",
+    "E:",
+    "F:rel",
+    "\\\\server\\share\\x",
+    "\\\\server\\share",
+    "//server/share/y",
+    "\\\\server",
+    "\\\\",
+  ];
+
+  it("for one segment", () => {
+    for (const one of pieces) expect([one, resolveOnAgent(rules, one)]).toEqual([one, nodeOnAgent(one)]);
+  });
+
+  it("for every pair and some triples of segments", () => {
+    for (const first of pieces) {
+      for (const second of pieces) {
+        expect([first, second, resolveOnAgent(rules, first, second)]).toEqual([
+          first,
+          second,
+          nodeOnAgent(first, second),
+        ]);
+        for (const third of ["b", "d:c", "\\z", "C:y"]) {
+          expect(resolveOnAgent(rules, first, second, third)).toBe(nodeOnAgent(first, second, third));
+        }
+      }
+    }
+  });
+
+  it("resolves env paths like NodeExecutionEnv on Windows", () => {
+    expect(resolveEnvPath(rules, "C:\\work", "src\\a.ts")).toBe("C:\\work\\src\\a.ts");
+    expect(resolveEnvPath(rules, "C:\\work", "~")).toBe("C:\\Users\\u");
+    expect(resolveEnvPath(rules, "C:\\work", "~\\docs\\..\\x")).toBe("C:\\Users\\u\\x");
+    expect(resolveEnvPath(rules, "C:\\work", "~/docs")).toBe("C:\\Users\\u\\docs");
+    // Drive-relative: the drive's own cwd, or its root when the agent's cwd is on another drive.
+    expect(resolveEnvPath(rules, "C:\\work", "D:notes")).toBe("D:\\dcwd\\notes");
+    expect(resolveEnvPath(rules, "C:\\work", "E:notes")).toBe("E:\\notes");
+    expect(resolveEnvPath(rules, "C:\\work", "F:notes")).toBe("F:\\notes");
+    // Node keeps the drive letter as the path spells it.
+    expect(resolveEnvPath(rules, "D:\\work", "d:notes")).toBe("d:\\work\\notes");
+    // A root-relative absolute path takes the drive of the agent's cwd, not of the env's cwd.
+    expect(resolveEnvPath(rules, "D:\\work", "\\top")).toBe("C:\\top");
+    expect(resolveEnvPath(rules, "rel", "x")).toBe("C:\\Agent\\cwd\\rel\\x");
+    expect(resolveEnvPath(rules, "C:\\work", "file:///C:/a%20b/c")).toBe("C:\\a b\\c");
+    expect(resolveEnvPath(rules, "C:\\work", "file://server/share/x")).toBe("\\\\server\\share\\x");
+    expect(resolveEnvPath(rules, "C:\\work", "file:///C:/a%2Fb")).toBe("C:\\work\\file:\\C:\\a%2Fb");
+    expect(resolveEnvPath(rules, "C:\\work", "")).toBe("C:\\work");
+  });
+
+  it("matches Node for env paths over many inputs", () => {
+    const inputs = [...pieces, "~", "~\\a", "~/b", "file:///D:/x", "file:///c:/y/../z", "file://h/s/p", "%", "."];
+    for (const cwd of ["C:\\work", "D:\\w", "d:rel", "rel", "\\\\srv\\sh\\w", ""]) {
+      for (const path of inputs) {
+        let expected: string;
+        if (path === "~") expected = rules.home;
+        else if (path.startsWith("~/") || path.startsWith("~\\")) expected = win32.join(rules.home, path.slice(2));
+        else {
+          let local = path;
+          if (path.startsWith("file://")) {
+            try {
+              local = fileURLToPath(path, { windows: true });
+            } catch {
+              local = path;
+            }
+          }
+          expected = win32.isAbsolute(local) ? nodeOnAgent(local) : nodeOnAgent(cwd, local);
+        }
+        expect([cwd, path, resolveEnvPath(rules, cwd, path)]).toEqual([cwd, path, expected]);
+      }
+    }
+  });
+});
+
+describe("joins, basenames and NUL detection", () => {
+  it("uses the agent's flavour", () => {
+    expect(pathApi({ os: "windows" })).toBe(win32);
+    expect(pathApi({ os: "android" })).toBe(posix);
+    expect(joinOnAgent({ os: "linux" }, [])).toBe(".");
+    expect(joinOnAgent({ os: "linux" }, ["a/", "b/"])).toBe("a/b/");
+    expect(joinOnAgent({ os: "linux" }, ["/a", "../../b"])).toBe("/b");
+    expect(joinOnAgent({ os: "windows" }, ["C:\\t", "tmp-"])).toBe("C:\\t\\tmp-");
+    expect(joinOnAgent({ os: "linux" }, ["/tmp", ""])).toBe("/tmp");
+    expect(basenameOnAgent({ os: "linux" }, "/")).toBe("");
+    expect(basenameOnAgent({ os: "windows" }, "C:\\dir\\f.txt")).toBe("f.txt");
+    expect(basenameOnAgent({ os: "linux" }, "/dir\\f.txt")).toBe("dir\\f.txt");
+  });
+
+  it("finds NUL characters anywhere", () => {
+    expect(hasNulByte("/a\u0000")).toBe(true);
+    expect(hasNulByte("/a/b")).toBe(false);
+  });
+});
