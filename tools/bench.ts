@@ -1,7 +1,6 @@
 // `make bench`: per-operation median latency and throughput of LocalExecutionEnv (through the agent) next to the
 // in-process reference NodeExecutionEnv, printed as ratios measured in one run (these machines are noisy).
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { lstat } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -53,30 +52,42 @@ async function fileRows(name: string, env: ExecutionEnv, root: string): Promise<
   out.set("readTextFile 4 KiB", await medianMicros(n, async () => must(await env.readTextFile("small.txt", context))));
   const body = "y".repeat(4096);
   out.set("writeFile 4 KiB", await medianMicros(n, async () => must(await env.writeFile("w.txt", body, context))));
-  out.set("listDir 1,000 entries", await medianMicros(quick ? 10 : 50, async () => must(await env.listDir("many", context))));
+  out.set(
+    "listDir 1,000 entries",
+    await medianMicros(quick ? 10 : 50, async () => must(await env.listDir("many", context))),
+  );
   out.set(
     "1,000 concurrent fileInfo",
-    (await wallMillis(() => Promise.all(Array.from({ length: 1000 }, () => env.fileInfo("small.txt", context))))) * 1000,
+    (await wallMillis(() => Promise.all(Array.from({ length: 1000 }, () => env.fileInfo("small.txt", context))))) *
+      1000,
   );
   const big = new Uint8Array(64 * 1024 * 1024).fill(7);
   const writeMs = await wallMillis(async () => must(await env.writeFile("big.bin", big, context)));
   out.set("writeFile 64 MiB", 64 / (writeMs / 1000));
   const readMs = await wallMillis(async () => must(await env.readBinaryFile("big.bin", context)));
   out.set("readBinaryFile 64 MiB", 64 / (readMs / 1000));
-  out.set("exec [\"true\"]", await medianMicros(quick ? 20 : 100, async () => must(await env.exec(["true"], undefined, context))));
+  out.set(
+    'exec ["true"]',
+    await medianMicros(quick ? 20 : 100, async () => must(await env.exec(["true"], undefined, context))),
+  );
   const outputMiB = quick ? 32 : 256;
   let received = 0;
   const execMs = await wallMillis(async () =>
     must(
-      await env.exec(`head -c ${outputMiB * 1024 * 1024} /dev/zero`, { onOutput: (text) => (received += text.length) }, context),
+      await env.exec(
+        `head -c ${outputMiB * 1024 * 1024} /dev/zero`,
+        { onOutput: (text) => (received += text.length) },
+        context,
+      ),
     ),
   );
   if (received !== outputMiB * 1024 * 1024) throw new Error(`${name}: received ${received} bytes of output`);
   out.set(`exec output ${outputMiB} MiB via onOutput`, outputMiB / (execMs / 1000));
   out.set(
     "50 concurrent exec",
-    (await wallMillis(() => Promise.all(Array.from({ length: 50 }, () => env.exec("sleep 0.01", undefined, context))))) *
-      1000,
+    (await wallMillis(() =>
+      Promise.all(Array.from({ length: 50 }, () => env.exec("sleep 0.01", undefined, context))),
+    )) * 1000,
   );
   return out;
 }
@@ -92,7 +103,9 @@ async function main(): Promise<void> {
   const local = new LocalExecutionEnv({ cwd: outpostRoot });
   try {
     const info = await local.connection.info();
-    const helloMicros = await medianMicros(quick ? 200 : 2000, () => local.connection.request("hello", { protocol: 1 }));
+    const helloMicros = await medianMicros(quick ? 200 : 2000, () =>
+      local.connection.request("hello", { protocol: 1 }),
+    );
     const lstatMicros = await medianMicros(quick ? 200 : 2000, () => lstat(join(referenceRoot, ".")));
     const reference = await fileRows("reference", new NodeExecutionEnv({ cwd: referenceRoot }), referenceRoot);
     const outpost = await fileRows("outpost", local, outpostRoot);
@@ -103,9 +116,13 @@ async function main(): Promise<void> {
       outpost: outpost.get(name)!,
     }));
     console.log(`Outpost agent ${info.version} on ${info.os}/${info.arch}; node ${process.version}`);
-    console.log(`hello round trip (median): ${helloMicros.toFixed(1)} µs; fs.promises.lstat in process: ${lstatMicros.toFixed(1)} µs`);
+    console.log(
+      `hello round trip (median): ${helloMicros.toFixed(1)} µs; fs.promises.lstat in process: ${lstatMicros.toFixed(1)} µs`,
+    );
     console.log("");
-    console.log(`${"operation".padEnd(34)}${"reference".padStart(14)}${"outpost".padStart(14)}  unit   outpost/reference`);
+    console.log(
+      `${"operation".padEnd(34)}${"reference".padStart(14)}${"outpost".padStart(14)}  unit   outpost/reference`,
+    );
     for (const row of rows) {
       // For throughput a higher number is better, so the ratio is inverted to keep "> 1 = slower" everywhere.
       const ratio = row.unit === "MiB/s" ? row.reference / row.outpost : row.outpost / row.reference;

@@ -9,14 +9,11 @@ import { LocalExecutionEnv } from "@outpost/sdk";
 const context = { abortSignal: undefined };
 
 function show(label, result) {
-  const value = result.ok ? result.value : `${result.error.name} ${result.error.code}: ${result.error.message}`;
+  const value = result.ok
+    ? (result.value ?? "ok")
+    : `${result.error.name} ${result.error.code}: ${result.error.message}`;
   console.log(`${label.padEnd(34)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
   return result;
-}
-
-function must(result) {
-  if (!result.ok) throw result.error;
-  return result.value;
 }
 
 const root = await mkdtemp(join(tmpdir(), "outpost-demo-"));
@@ -25,24 +22,33 @@ try {
   const info = await env.connection.info();
   console.log(`Outpost agent ${info.version} (pid ${info.pid}) on ${info.os}/${info.arch}, cwd ${root}\n`);
 
-  show("writeFile notes/todo.md", await env.writeFile("notes/todo.md", "# Todo\n- ship outpost\n- write docs\n", context));
+  show(
+    "writeFile notes/todo.md",
+    await env.writeFile("notes/todo.md", "# Todo\n- ship outpost\n- write docs\n", context),
+  );
   show("appendFile notes/todo.md", await env.appendFile("notes/todo.md", "- celebrate\n", context));
   show("readTextLines notes/todo.md", await env.readTextLines("notes/todo.md", { maxLines: 3 }, context));
-  const info2 = must(show("fileInfo notes/todo.md", await env.fileInfo("notes/todo.md", context)));
-  console.log(`${"".padEnd(34)} (${info2.kind}, ${info2.size} bytes)`);
-  show("listDir notes", await env.listDir("notes", context).then((r) => (r.ok ? { ok: true, value: r.value.map((e) => e.name) } : r)));
+  show("fileInfo notes/todo.md", await env.fileInfo("notes/todo.md", context));
+  show(
+    "listDir notes",
+    await env.listDir("notes", context).then((r) => (r.ok ? { ok: true, value: r.value.map((e) => e.name) } : r)),
+  );
   show("exists missing.txt", await env.exists("missing.txt", context));
   show("readTextFile missing.txt", await env.readTextFile("missing.txt", context));
 
   const chunks = [];
   const result = show(
     "exec grep -c - notes/todo.md",
-    await env.exec("grep -c -- - notes/todo.md; echo to-stderr >&2", {
-      onOutput: (text, _ctx, { stream }) => chunks.push(`${stream}: ${text.trim()}`),
-    }, context),
+    await env.exec(
+      "grep -c -- - notes/todo.md; echo to-stderr >&2",
+      {
+        onOutput: (text, _ctx, { stream }) => chunks.push(`${stream}: ${text.trim()}`),
+      },
+      context,
+    ),
   );
   for (const chunk of chunks) console.log(`${"".padEnd(34)} ${chunk}`);
-  show("exec [\"ls\", \"-1\", \"notes\"] (argv)", await env.exec(["ls", "-1", "notes"], undefined, context));
+  show('exec ["ls", "-1", "notes"] (argv)', await env.exec(["ls", "-1", "notes"], undefined, context));
   show("exec sleep 5 with timeout 0.2 s", await env.exec("sleep 5", { timeout: 0.2 }, context));
   if (!result.ok) process.exitCode = 1;
 } finally {

@@ -112,7 +112,11 @@ export interface FileSystem {
   ): Promise<Result<FileWatcher, FileError>>;
   canonicalPath(path: string, context: Context): Promise<Result<string, FileError>>;
   exists(path: string, context: Context): Promise<Result<boolean, FileError>>;
-  createDir(path: string, options: { recursive?: boolean } | undefined, context: Context): Promise<Result<void, FileError>>;
+  createDir(
+    path: string,
+    options: { recursive?: boolean } | undefined,
+    context: Context,
+  ): Promise<Result<void, FileError>>;
   remove(
     path: string,
     options: { recursive?: boolean; force?: boolean } | undefined,
