@@ -19,6 +19,12 @@ export interface CommandEnv {
   resolve: (path: string) => Promise<string>;
   shellPath?: string;
   shellEnv?: Record<string, string | undefined>;
+  /**
+   * The environment commands inherit, read now, when the client knows it better than the agent: a local agent's
+   * environment is a snapshot taken at its start, while Node's `exec` reads `process.env` at every call. The merged
+   * environment is then sent complete, with `inheritEnv: false`.
+   */
+  hostEnv?: Record<string, string | undefined>;
 }
 
 /** Runs commands on the agent and tracks the running ones so `cleanup()` can kill them. */
@@ -53,11 +59,13 @@ export class CommandRunner {
       return err(new ExecutionError("unknown", error.message, error));
     }
     const inheritEnv = options?.inheritEnv !== false;
+    const sendsWholeEnv = inheritEnv && env.hostEnv !== undefined;
+    const base = sendsWholeEnv ? { ...env.hostEnv, ...env.shellEnv } : inheritEnv ? env.shellEnv : undefined;
     const request: Record<string, unknown> = {
       ...(typeof command === "string" ? { command } : { argv: [...command] }),
       cwd,
-      env: mergeEnv(inheritEnv ? env.shellEnv : undefined, options?.env, inheritEnv),
-      inheritEnv,
+      env: mergeEnv(base, options?.env, inheritEnv && !sendsWholeEnv),
+      inheritEnv: inheritEnv && !sendsWholeEnv,
     };
     if (env.shellPath) request.shellPath = env.shellPath;
     if (timeout !== undefined) request.timeoutMs = timeout * 1000;

@@ -9,7 +9,7 @@ export interface LocalExecutionEnvOptions {
   cwd?: string;
   /** A custom shell for string commands, as in `NodeExecutionEnv`. */
   shellPath?: string;
-  /** Variables layered over the agent's environment (inherited from this process) for every command. */
+  /** Variables layered over this process's environment (read at each call) for every command. */
   shellEnv?: Record<string, string | undefined>;
   /** The agent binary (default: the packaged agent for this machine, or `OUTPOST_AGENT`). */
   agentPath?: string;
@@ -40,6 +40,11 @@ export class LocalExecutionEnv extends RemoteExecutionEnv {
       shellEnv: options.shellEnv,
     });
     this.connection = connection;
+  }
+
+  /** Commands inherit this process's environment as it is at each call, as `NodeExecutionEnv`'s do. */
+  protected override commandHostEnv(): Record<string, string | undefined> {
+    return process.env;
   }
 
   /** Stops the agent (killing any command it still runs); later operations fail with "Connection closed". */

@@ -312,7 +312,16 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       resolve: (path) => this.#resolvePath(path),
       shellPath: this.#shellPath,
       shellEnv: this.#shellEnv,
+      hostEnv: this.commandHostEnv(),
     });
+  }
+
+  /**
+   * The environment commands inherit when the client knows it at call time (a local agent); `undefined` lets the
+   * agent use its own environment, as a remote machine's commands do.
+   */
+  protected commandHostEnv(): Record<string, string | undefined> | undefined {
+    return undefined;
   }
 
   /** Kills every command this env still runs (they settle with exit code 137); never fails. */

@@ -122,6 +122,29 @@ describe("LocalExecutionEnv", () => {
     expect(after.ok).toBe(false);
   });
 
+  it.runIf(haveAgent)("gives commands this process's environment as it is at each call, like Node", async () => {
+    const env = new LocalExecutionEnv({ agentPath, cwd: tmpdir(), shellEnv: { OUTPOST_SHELL_ENV: "shell" } });
+    const print = async (): Promise<string> => {
+      let out = "";
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions
+      const script = 'printf "%s|%s|%s" "${OUTPOST_LATE-unset}" "${OUTPOST_SHELL_ENV-unset}" "${OUTPOST_EARLY-unset}"';
+      const result = await env.exec(["sh", "-c", script], { onOutput: (text) => (out += text) }, context);
+      expect(result).toEqual({ ok: true, value: { exitCode: 0 } });
+      return out;
+    };
+    process.env.OUTPOST_EARLY = "early";
+    try {
+      expect(await print()).toBe("unset|shell|early"); // the agent starts here, with OUTPOST_EARLY in its env
+      process.env.OUTPOST_LATE = "late";
+      delete process.env.OUTPOST_EARLY;
+      expect(await print()).toBe("late|shell|unset");
+    } finally {
+      delete process.env.OUTPOST_LATE;
+      delete process.env.OUTPOST_EARLY;
+      await env.close();
+    }
+  });
+
   it.runIf(haveAgent)("never keeps the host process alive while idle", async () => {
     const started = Date.now();
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", IDLE, agentPath], {
