@@ -109,4 +109,33 @@ describe.runIf(ops.has("exec"))("exec on the real agent", () => {
     expect(lines.length).toBe(20001);
     expect(lines[19999]).toBe("20000");
   });
+  it("transfers only about a window of output a caller keeps, with exact counts", async () => {
+    const total = 5_000_000;
+    const full = "0123456789abcdef\n".repeat(Math.ceil(total / 17)).slice(0, total);
+    const window = { maxBytes: 1000, maxLines: 20, minIntervalMs: 20, bytesPerSecond: 1_000_000 };
+    const chunks: [string, ShellOutputInfo][] = [];
+    const result = await runner.exec(
+      `yes 0123456789abcdef | head -c ${total}`,
+      { window, onOutput: (text, _context, info) => chunks.push([text, info]) },
+      context,
+      env,
+    );
+    expect(result).toEqual({ ok: true, value: { exitCode: 0 } });
+    const delivered = chunks.reduce((sum, [text]) => sum + Buffer.byteLength(text), 0);
+    const skipped = chunks.reduce((sum, [, info]) => sum + (info.skipped?.bytes ?? 0), 0);
+    expect(delivered + skipped).toBe(total);
+    expect(skipped).toBeGreaterThan(0);
+    expect(delivered).toBeLessThan(total / 10);
+    const lastSkip = chunks.findLastIndex(([, info]) => info.skipped !== undefined);
+    const tail = chunks
+      .slice(lastSkip)
+      .map(([text]) => text)
+      .join("");
+    expect(full.endsWith(tail)).toBe(true);
+    const tailLines = tail.split("\n").length - 1;
+    expect(Buffer.byteLength(tail) > window.maxBytes || tailLines > window.maxLines).toBe(true);
+    const skippedNewlines = chunks.reduce((sum, [, info]) => sum + (info.skipped?.newlines ?? 0), 0);
+    const deliveredNewlines = chunks.reduce((sum, [text]) => sum + text.split("\n").length - 1, 0);
+    expect(skippedNewlines + deliveredNewlines).toBe(full.split("\n").length - 1);
+  });
 });
