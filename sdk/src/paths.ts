@@ -40,7 +40,8 @@ export function resolveOnAgent(rules: PathRules, ...segments: string[]): string 
   if (!isWindows(rules)) return posix.resolve(rules.cwd, ...segments);
   const pending = unresolvedDevice(segments);
   if (pending === undefined) return win32.resolve(...segments);
-  return win32.resolve(windowsBase(rules, pending), ...segments);
+  const base = windowsBase(rules, pending);
+  return base === undefined ? driveRelative(pending, segments) : win32.resolve(base, ...segments);
 }
 
 /**
@@ -147,14 +148,41 @@ function unresolvedDevice(segments: readonly string[]): string | undefined {
 /**
  * The directory Node would fall back to: the agent's cwd when no drive was named; else that drive's working
  * directory (or the agent's cwd), replaced by the drive's root when it lies on another drive.
- * (One corner is not reproduced: a fallback on another device WITHOUT a backslash at index 2, i.e. an agent whose
- * cwd is a UNC path and a drive without its own cwd; Node then leaves the result drive-relative.)
+ * `undefined` when Node skips the fallback too: it lies on another device yet has no backslash at index 2 (an agent
+ * whose cwd is a UNC path, and a drive without its own cwd), so the result stays drive-relative.
  */
-function windowsBase(rules: PathRules, device: string): string {
+function windowsBase(rules: PathRules, device: string): string | undefined {
   if (device.length === 0) return rules.cwd;
   const base = driveCwd(rules, device) || rules.cwd;
-  const otherDrive = base.slice(0, 2).toLowerCase() !== device.toLowerCase() && base.charCodeAt(2) === 0x5c;
-  return otherDrive ? `${device}\\` : base;
+  if (base.slice(0, 2).toLowerCase() === device.toLowerCase()) return base;
+  if (base.charCodeAt(2) === 0x5c) return `${device}\\`;
+  const baseDevice = windowsRoot(base).device;
+  return baseDevice.length === 0 || baseDevice.toLowerCase() === device.toLowerCase() ? base : undefined;
+}
+
+/**
+ * What `win32.resolve` returns when no segment is rooted and no fallback applies: the device followed by the
+ * normalized tail of every segment on that device (or on none), without a trailing separator.
+ */
+function driveRelative(device: string, segments: readonly string[]): string {
+  const tails: string[] = [];
+  for (const segment of segments) {
+    const root = windowsRoot(segment);
+    if (root.device.length > 0 && root.device.toLowerCase() !== device.toLowerCase()) continue;
+    tails.push(segment.slice(root.device.length));
+  }
+  return `${device}${normalizeRelativeTail(tails.join("\\"))}`;
+}
+
+/** Node's `normalizeString` for a path that is not rooted: `.` dropped, `..` kept above the start. */
+function normalizeRelativeTail(tail: string): string {
+  const parts: string[] = [];
+  for (const part of tail.split(/[\\/]+/)) {
+    if (part === "" || part === ".") continue;
+    if (part === ".." && parts.length > 0 && parts[parts.length - 1] !== "..") parts.pop();
+    else parts.push(part);
+  }
+  return parts.join("\\");
 }
 
 /** The working directory of a drive; Windows environment names ignore case, so `d:` finds `=D:`. */

@@ -207,6 +207,23 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
   });
 });
 
+describe("win32 resolution on an agent whose cwd is a UNC path", () => {
+  // Regression (found by properties/paths.test.ts): Node skips a fallback cwd on another device that has no
+  // backslash at index 2, so a drive without its own cwd stays drive-relative instead of using any cwd.
+  const rules: PathRules = { os: "windows", home: "C:\\Users\\u", cwd: "\\\\server\\share\\dir", driveCwds: {} };
+
+  it("leaves drive-relative paths of drives without a cwd drive-relative, as Node does", () => {
+    // Expected values printed by Node's win32.resolve with process.cwd() = \\server\share\dir.
+    expect(resolveEnvPath(rules, "", "C:")).toBe("C:");
+    expect(resolveEnvPath(rules, "D:", "ac:")).toBe("D:ac:");
+    expect(resolveEnvPath(rules, "", "C:foo\\..\\..\\bar")).toBe("C:..\\bar");
+    expect(resolveEnvPath(rules, "", "C:foo\\")).toBe("C:foo");
+    expect(resolveEnvPath(rules, "sub", "C:x")).toBe("C:sub\\x");
+    expect(resolveOnAgent(rules, "sub", "C:x")).toBe("C:sub\\x");
+    expect(resolveEnvPath(rules, "", "x")).toBe("\\\\server\\share\\dir\\x");
+  });
+});
+
 describe("joins, basenames and NUL detection", () => {
   it("uses the agent's flavour", () => {
     expect(pathApi({ os: "windows" })).toBe(win32);

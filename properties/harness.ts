@@ -1,0 +1,122 @@
+/**
+ * Budget, seeds and failure reports shared by the property files.
+ *
+ * - `NUM_RUNS_SCALE` (default 1) multiplies every property's number of runs and the test timeouts; the CI
+ *   default keeps all property files together around two minutes on two slow cores, `make properties-nightly`
+ *   sets 50.
+ * - `OUTPOST_PROP_SEED` fixes the seed (otherwise a random one), `OUTPOST_PROP_PATH` replays one shrunk
+ *   counterexample. The seed is always printed, and a failure prints the command that replays it.
+ */
+import fc from "fast-check";
+
+/** The multiplier of runs and timeouts. */
+export const NUM_RUNS_SCALE = positiveNumber(process.env.NUM_RUNS_SCALE, 1);
+
+/** The seed of every property of this run. */
+export const SEED = seedFromEnv();
+
+/** A replay path, when one was given. */
+const REPLAY_PATH = process.env.OUTPOST_PROP_PATH === "" ? undefined : process.env.OUTPOST_PROP_PATH;
+
+function positiveNumber(text: string | undefined, fallback: number): number {
+  const value = Number(text);
+  return text !== undefined && text !== "" && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function seedFromEnv(): number {
+  const text = process.env.OUTPOST_PROP_SEED;
+  if (text !== undefined && text !== "") {
+    const seed = Number(text);
+    if (!Number.isSafeInteger(seed)) throw new Error(`OUTPOST_PROP_SEED must be an integer, got ${text}`);
+    return seed | 0;
+  }
+  return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
+}
+
+/** Runs for a property whose CI budget is `base` runs. */
+export function numRuns(base: number): number {
+  return Math.max(1, Math.round(base * NUM_RUNS_SCALE));
+}
+
+/** A vitest timeout: the CI value scaled with the number of runs, plus a fixed part that does not scale. */
+export function testTimeout(scaledMs: number, fixedMs = 30_000): number {
+  return Math.round(scaledMs * NUM_RUNS_SCALE + fixedMs);
+}
+
+/** How a property is run and reported. */
+export interface CheckOptions<Ts extends unknown[]> {
+  /** The name vitest shows (used in the replay command's `-t`). */
+  name: string;
+  numRuns: number;
+  /** Time after which fast-check stops starting runs or shrinks; a failure found so far is still reported. */
+  timeLimitMs: number;
+  /** Per-run limit: a run that hangs longer fails (and is shrunk like any failure). */
+  runTimeoutMs?: number;
+  /** A readable rendering of a counterexample (fast-check's own is used otherwise). */
+  describe?: (values: Ts) => string;
+  /** Re-runs a counterexample and explains what differed (e.g. the first differing step). */
+  explain?: (values: Ts) => Promise<string>;
+}
+
+/**
+ * Checks a property with the run's seed (and replay path), prints the seed, and on failure throws an error that
+ * shows the minimal counterexample, the seed and path, and the command that replays it.
+ */
+export async function checkProperty<Ts extends unknown[]>(
+  property: fc.IAsyncPropertyWithHooks<Ts>,
+  options: CheckOptions<Ts>,
+): Promise<void> {
+  console.log(
+    `[properties] ${options.name}: seed ${SEED}${REPLAY_PATH === undefined ? "" : `, path ${REPLAY_PATH}`}, ` +
+      `${options.numRuns} runs (NUM_RUNS_SCALE=${NUM_RUNS_SCALE})`,
+  );
+  const details = await fc.check(property, {
+    seed: SEED,
+    ...(REPLAY_PATH === undefined ? {} : { path: REPLAY_PATH }),
+    numRuns: options.numRuns,
+    interruptAfterTimeLimit: options.timeLimitMs,
+    ...(options.runTimeoutMs === undefined ? {} : { timeout: options.runTimeoutMs }),
+  });
+  if (!details.failed) {
+    console.log(
+      `[properties] ${options.name}: ${details.numRuns} runs passed${details.interrupted ? " (time limit)" : ""}`,
+    );
+    return;
+  }
+  if (details.counterexample === null) {
+    throw new Error(`${options.name}: no run completed within ${options.timeLimitMs} ms (seed ${SEED})`);
+  }
+  const values = details.counterexample;
+  const shown = options.describe?.(values) ?? fc.stringify(values);
+  const explanation = options.explain === undefined ? "" : await explainSafely(options.explain, values);
+  const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  const report = [
+    `Property "${options.name}" failed after ${details.numRuns} run(s), shrunk ${details.numShrinks} time(s)` +
+      `${details.interrupted ? " (shrinking cut short by the time limit)" : ""}.`,
+    `seed ${details.seed}, path ${details.counterexamplePath}`,
+    "Minimal counterexample:",
+    shown,
+    explanation,
+    `Replay: OUTPOST_PROP_SEED=${details.seed} OUTPOST_PROP_PATH=${details.counterexamplePath} ` +
+      `npx vitest run properties -t ${JSON.stringify(options.name)}`,
+    "Failure of the shrunk run:",
+    truncate(cause, 4000),
+  ]
+    .filter((line) => line !== "")
+    .join("\n");
+  console.log(report);
+  throw new Error(report);
+}
+
+async function explainSafely<Ts>(explain: (values: Ts) => Promise<string>, values: Ts): Promise<string> {
+  try {
+    return await explain(values);
+  } catch (error) {
+    return `(re-running the counterexample failed: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+/** Cuts a long text for a report. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more chars)`;
+}

@@ -1,0 +1,163 @@
+/**
+ * Differential sequences: random operation sequences run on the reference `NodeExecutionEnv` and on each Outpost
+ * env, each in a fresh empty root; the normalized traces must be equal, step for step. fast-check shrinks a
+ * failure to a minimal sequence, printed with the seed, path and replay command.
+ */
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { checkProperty, numRuns, testTimeout, truncate } from "./harness.js";
+import { withoutMessages } from "./normalize.js";
+import { closeAll, describeOp, newState, type Op, runOp, sequenceArbitrary } from "./ops.js";
+import { createSandbox, outpostTargets, referenceTarget, type Sandbox, type Target } from "./targets.js";
+
+/** Most blocks (an operation, a reader block or concurrent reads) after the prelude of a sequence. */
+const MAX_OPS = 25;
+/** CI runs per Outpost env. */
+const BASE_RUNS = 300;
+/** CI time budget per Outpost env, including shrinking. */
+const BASE_TIME_MS = 40_000;
+/** An operation taking longer than this is reported as hung (the longest legit one is a 0.2 s timeout). */
+const OP_DEADLINE_MS = 15_000;
+/** Time spent dropping unneeded operations from a shrunk counterexample. */
+const MINIMIZE_MS = 30_000;
+
+/** One step of a trace: which operation, and what it returned. */
+interface Step {
+  step: number;
+  op: string;
+  result: unknown;
+}
+
+let sandbox: Sandbox;
+const reference = referenceTarget();
+const targets = outpostTargets();
+
+beforeAll(() => {
+  sandbox = createSandbox();
+});
+
+afterAll(async () => {
+  for (const target of targets) await target.close();
+  sandbox?.dispose();
+});
+
+const HUNG = "<hung>";
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof HUNG> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof HUNG>((resolve) => {
+    timer = setTimeout(() => resolve(HUNG), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The trace running now. Traces never overlap: a run fast-check abandoned (time limit, run timeout) keeps going
+ * in the background, and it must not see a later run's `cwd` on the env they share.
+ */
+let running: Promise<unknown> = Promise.resolve();
+
+/** Runs a sequence on one target in a fresh root and returns its normalized trace (after any running one). */
+function trace(target: Target, ops: readonly Op[], label: string, messages = false): Promise<Step[]> {
+  const previous = running;
+  const next = withDeadline(previous, MAX_OPS * OP_DEADLINE_MS).then(() => traceNow(target, ops, label, messages));
+  running = next.catch(() => undefined);
+  return next;
+}
+
+async function traceNow(target: Target, ops: readonly Op[], label: string, messages: boolean): Promise<Step[]> {
+  const root = sandbox.root(label);
+  const state = newState(target.at(root), root, sandbox.normalizer(root, { messages }));
+  const steps: Step[] = [];
+  try {
+    for (const [index, op] of ops.entries()) {
+      let result: unknown;
+      try {
+        result = await withDeadline(runOp(state, op), OP_DEADLINE_MS);
+      } catch (error) {
+        // Operations return Results; a throw is itself a divergence worth seeing.
+        result = { threw: state.normalizer.value(error), message: String((error as Error)?.message) };
+      }
+      steps.push({ step: index + 1, op: describeOp(op), result });
+      if (result === HUNG) break;
+    }
+  } finally {
+    await withDeadline(closeAll(state), OP_DEADLINE_MS).catch(() => undefined);
+    sandbox.drop(root);
+  }
+  return steps;
+}
+
+function renderSequence(ops: readonly Op[]): string {
+  return ops.map((op, index) => `  ${index + 1}. ${describeOp(op)}`).join("\n");
+}
+
+/** The first step whose results differ (messages ignored), or -1. */
+function firstDifference(expected: readonly Step[], actual: readonly Step[]): number {
+  const length = Math.max(expected.length, actual.length);
+  for (let index = 0; index < length; index++) {
+    if (!isDeepStrictEqual(withoutMessages(expected[index]), withoutMessages(actual[index]))) return index;
+  }
+  return -1;
+}
+
+async function diverges(target: Target, ops: readonly Op[]): Promise<boolean> {
+  const expected = await trace(reference, ops, "ref-min");
+  return firstDifference(expected, await trace(target, ops, "ours-min")) !== -1;
+}
+
+/**
+ * fast-check shrinks blocks and values but may leave operations a failure does not need; this drops single
+ * operations while the divergence persists (within a time limit), so the report shows a 1-minimal sequence.
+ */
+async function minimize(target: Target, ops: readonly Op[]): Promise<Op[]> {
+  let current = [...ops];
+  const stopAt = Date.now() + MINIMIZE_MS;
+  for (let index = current.length - 1; index >= 0 && Date.now() < stopAt; index--) {
+    const candidate = current.filter((_, at) => at !== index);
+    if (candidate.length > 0 && (await diverges(target, candidate))) current = candidate;
+  }
+  return current;
+}
+
+/** Re-runs a counterexample, minimizes it, and shows the first differing step with error messages. */
+async function explain(target: Target, ops: readonly Op[]): Promise<string> {
+  const minimal = await minimize(target, ops);
+  const expected = await trace(reference, minimal, "ref-replay", true);
+  const actual = await trace(target, minimal, "ours-replay", true);
+  const index = firstDifference(expected, actual);
+  if (index === -1) return "(the counterexample passed when re-run: the divergence is not deterministic)";
+  const step = expected[index] ?? actual[index];
+  return [
+    minimal.length < ops.length ? `Minimal after dropping unneeded operations:\n${renderSequence(minimal)}` : "",
+    `First differing step: ${step.step}. ${step.op}`,
+    `  reference: ${truncate(JSON.stringify(expected[index]?.result), 1500)}`,
+    `  ${target.name}: ${truncate(JSON.stringify(actual[index]?.result), 1500)}`,
+  ]
+    .filter((line) => line !== "")
+    .join("\n");
+}
+
+for (const target of targets) {
+  const name = `${target.name} matches the reference on random operation sequences`;
+  it(
+    name,
+    async () => {
+      const property = fc.asyncProperty(sequenceArbitrary(MAX_OPS), async (ops) => {
+        const expected = await trace(reference, ops, "ref");
+        const actual = await trace(target, ops, "ours");
+        expect(actual).toEqual(expected);
+      });
+      await checkProperty(property, {
+        name,
+        numRuns: numRuns(BASE_RUNS),
+        timeLimitMs: testTimeout(BASE_TIME_MS, 0),
+        runTimeoutMs: 4 * OP_DEADLINE_MS,
+        describe: ([ops]) => renderSequence(ops),
+        explain: ([ops]) => explain(target, ops),
+      });
+    },
+    testTimeout(BASE_TIME_MS, 4 * OP_DEADLINE_MS + MINIMIZE_MS + 30_000),
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * The envs the property tests compare, and the sandbox they run in.
+ *
+ * Every property file gets one sandbox directory: roots of the runs are made inside it, and `TMPDIR` points into
+ * it, so temp directories, temp files and spill files of every env land there and are removed with it. `TMPDIR`
+ * is set before any agent starts, so the agents and the in-process reference agree on the temp directory.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
+import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { Normalizer, type Spellings } from "./normalize.js";
+
+/** One env under test, reused across runs: each run gives it a fresh root as its `cwd`. */
+export interface Target {
+  readonly name: string;
+  /** The env, with `cwd` set to `root`. */
+  at(root: string): ExecutionEnv;
+  /** Stops the agent, if any. */
+  close(): Promise<void>;
+}
+
+/** The per-file sandbox: where roots and temp files go. */
+export interface Sandbox {
+  readonly base: string;
+  readonly tmp: string;
+  /** A fresh, empty root directory for one env of one run. */
+  root(label: string): string;
+  /** The normalizer of an env whose `cwd` is `root` (`messages`: keep error messages, for reports). */
+  normalizer(root: string, options?: { messages?: boolean }): Normalizer;
+  /** Removes one root and its parent (ignoring errors: a sequence may have removed the root already). */
+  drop(root: string): void;
+  /** Removes everything and restores `TMPDIR`. */
+  dispose(): void;
+}
+
+/** Creates the sandbox and points `TMPDIR` into it. Call before any agent starts. */
+export function createSandbox(): Sandbox {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "outpost-props-")));
+  const tmp = join(base, "tmp");
+  mkdirSync(tmp);
+  const previousTmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  let counter = 0;
+  return {
+    base,
+    tmp,
+    root(label) {
+      counter += 1;
+      // Every root has the same base name, since `fileInfo("")` reports it as the entry's name.
+      const root = join(base, `${label}-${counter}`, "root");
+      mkdirSync(root, { recursive: true });
+      return root;
+    },
+    normalizer(root, options) {
+      const spellings: Spellings = { roots: spellingsOf(root), tmpdirs: spellingsOf(tmp) };
+      return new Normalizer(spellings, options);
+    },
+    drop(root) {
+      rmSync(dirname(root), { recursive: true, force: true });
+    },
+    dispose() {
+      if (previousTmpdir === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previousTmpdir;
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+function spellingsOf(path: string): string[] {
+  try {
+    return [...new Set([path, realpathSync.native(path)])];
+  } catch {
+    return [path];
+  }
+}
+
+/** The in-process reference, a new one per root (it costs nothing). */
+export function referenceTarget(): Target {
+  return {
+    name: "reference NodeExecutionEnv",
+    at: (root) => new NodeExecutionEnv({ cwd: root }),
+    close: async () => {},
+  };
+}
+
+/** Something an env may offer to stop its agent. */
+interface Closable {
+  close?: () => Promise<void>;
+  cleanup(context: { abortSignal: AbortSignal | undefined }): Promise<void>;
+}
+
+function reusedEnv(name: string, create: (root: string) => ExecutionEnv, stop: () => Promise<void>): Target {
+  let env: ExecutionEnv | undefined;
+  return {
+    name,
+    at(root) {
+      env ??= create(root);
+      env.cwd = root;
+      return env;
+    },
+    async close() {
+      if (env !== undefined) {
+        await (env as Closable).cleanup({ abortSignal: undefined });
+        await (env as Closable).close?.();
+      }
+      await stop();
+    },
+  };
+}
+
+/** `LocalExecutionEnv`: the agent built for this machine, started as its child. */
+export function localTarget(): Target {
+  return reusedEnv(
+    "LocalExecutionEnv",
+    (root) => new LocalExecutionEnv({ cwd: root }),
+    async () => {},
+  );
+}
+
+/** `RemoteExecutionEnv` over a plain command pipe (a shell that execs the agent), as an SSH command would be. */
+export function remoteTarget(): Target {
+  let connection: Connection | undefined;
+  return reusedEnv(
+    "RemoteExecutionEnv over a pipe",
+    (root) => {
+      connection = new Connection({ command: ["sh", "-c", 'exec "$0" "$@"', packagedAgent()] });
+      return new RemoteExecutionEnv({ connection, id: "outpost:properties", cwd: root });
+    },
+    async () => {
+      await connection?.close();
+    },
+  );
+}
+
+/** The Outpost envs compared with the reference. */
+export function outpostTargets(): Target[] {
+  return [localTarget(), remoteTarget()];
+}
