@@ -8,10 +8,10 @@
  */
 import type { ExecutionEnv } from "@outpost/sdk";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect } from "vitest";
 import { concat, printfEscapes, trickyBytes } from "./bytes.js";
-import { checkProperty, numRuns, testTimeout } from "./harness.js";
-import { createSandbox, localTarget, type Sandbox } from "./targets.js";
+import { propertyTest } from "./harness.js";
+import { localTarget, propertyFixture } from "./targets.js";
 
 /** One write of the command. */
 interface Chunk {
@@ -33,18 +33,11 @@ const chunkArb: fc.Arbitrary<Chunk> = fc.record({
 const BASE_RUNS = 200;
 const BASE_TIME_MS = 15_000;
 
-let sandbox: Sandbox;
-const target = localTarget();
+const fixture = propertyFixture([localTarget()]);
 let env: ExecutionEnv;
 
 beforeAll(() => {
-  sandbox = createSandbox();
-  env = target.at(sandbox.root("decoder"));
-});
-
-afterAll(async () => {
-  await target.close();
-  sandbox?.dispose();
+  env = fixture.targets[0].at(fixture.sandbox.root("decoder"));
 });
 
 /** A shell script that performs the chunks' writes in order. */
@@ -77,10 +70,11 @@ function describeChunks(chunks: readonly Chunk[]): string {
 }
 
 const name = "LocalExecutionEnv decodes command output like TextDecoder, however the bytes are split";
-it(
+propertyTest(
   name,
-  async () => {
-    const property = fc.asyncProperty(fc.array(chunkArb, { minLength: 1, maxLength: 6 }), async (chunks) => {
+  { runs: BASE_RUNS, timeMs: BASE_TIME_MS },
+  () =>
+    fc.asyncProperty(fc.array(chunkArb, { minLength: 1, maxLength: 6 }), async (chunks) => {
       const received = { stdout: "", stderr: "" };
       const result = await env.exec(
         script(chunks),
@@ -90,14 +84,9 @@ it(
       const outcome = result.ok ? result : { ok: false, code: result.error.code, message: result.error.message };
       expect(outcome).toEqual({ ok: true, value: { exitCode: 0 } });
       expect(received).toEqual({ stdout: expectedText(chunks, "stdout"), stderr: expectedText(chunks, "stderr") });
-    });
-    await checkProperty(property, {
-      name,
-      numRuns: numRuns(BASE_RUNS),
-      timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-      runTimeoutMs: 20_000,
-      describe: ([chunks]) => describeChunks(chunks),
-    });
+    }),
+  {
+    runTimeoutMs: 20_000,
+    describe: ([chunks]) => describeChunks(chunks),
   },
-  testTimeout(BASE_TIME_MS),
 );

@@ -8,6 +8,7 @@
  *   counterexample. The seed is always printed, and a failure prints the command that replays it.
  */
 import fc from "fast-check";
+import { it } from "vitest";
 
 /** The multiplier of runs and timeouts. */
 export const NUM_RUNS_SCALE = positiveNumber(process.env.NUM_RUNS_SCALE, 1);
@@ -41,6 +42,38 @@ export function numRuns(base: number): number {
 /** A vitest timeout: the CI value scaled with the number of runs, plus a fixed part that does not scale. */
 export function testTimeout(scaledMs: number, fixedMs = 30_000): number {
   return Math.round(scaledMs * NUM_RUNS_SCALE + fixedMs);
+}
+
+/** A property's CI budget: `runs` and `timeMs` are scaled by NUM_RUNS_SCALE, `fixedMs` (default 30 s) is not. */
+export interface Budget {
+  runs: number;
+  /** Time after which fast-check stops starting runs or shrinking. */
+  timeMs: number;
+  /** Time the test has on top of that: setup, a run in flight, re-running a counterexample. */
+  fixedMs?: number;
+}
+
+/**
+ * Registers a vitest test named `name` that checks the property `build` makes within `budget` (see
+ * `checkProperty`); the test times out after the scaled time plus the fixed part.
+ */
+export function propertyTest<Ts extends unknown[]>(
+  name: string,
+  budget: Budget,
+  build: () => fc.IAsyncPropertyWithHooks<Ts>,
+  options: Omit<CheckOptions<Ts>, "name" | "numRuns" | "timeLimitMs">,
+): void {
+  it(
+    name,
+    () =>
+      checkProperty(build(), {
+        ...options,
+        name,
+        numRuns: numRuns(budget.runs),
+        timeLimitMs: testTimeout(budget.timeMs, 0),
+      }),
+    testTimeout(budget.timeMs, budget.fixedMs),
+  );
 }
 
 /** How a property is run and reported. */
@@ -119,4 +152,16 @@ async function explainSafely<Ts>(explain: (values: Ts) => Promise<string>, value
 /** Cuts a long text for a report. */
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more chars)`;
+}
+
+/** What `withDeadline` gives for a promise that did not settle in time. */
+export const HUNG = "<hung>";
+
+/** `promise`, or `HUNG` once `ms` have passed without it settling (it keeps running in the background). */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof HUNG> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof HUNG>((resolve) => {
+    timer = setTimeout(() => resolve(HUNG), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

@@ -9,12 +9,12 @@
  */
 import { homedir } from "node:os";
 import { posix, win32 } from "node:path";
-import { fileURLToPath } from "node:url";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import fc from "fast-check";
-import { expect, it } from "vitest";
+import { expect } from "vitest";
 import { joinOnAgent, type PathRules, resolveEnvPath } from "../sdk/src/paths.js";
-import { checkProperty, numRuns, testTimeout } from "./harness.js";
+import { asWindowsAgent, nodeResolve } from "../sdk/test/fixtures/node-paths.js";
+import { propertyTest } from "./harness.js";
 
 const BASE_RUNS = 500;
 const BASE_TIME_MS = 8_000;
@@ -48,40 +48,6 @@ const SEGMENTS = [
 
 const pathArb = fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 8 }).map((parts) => parts.join(""));
 
-/** Node's rule on the env's machine, given that machine's `path` flavour and home. */
-function nodeResolve(api: typeof posix, windows: boolean, home: string, cwd: string, path: string): string {
-  if (path === "~") return home;
-  if (path.startsWith("~/") || (windows && path.startsWith("~\\"))) return api.join(home, path.slice(2));
-  let local = path;
-  if (path.startsWith("file://")) {
-    try {
-      local = fileURLToPath(path, { windows });
-    } catch {
-      local = path;
-    }
-  }
-  return api.isAbsolute(local) ? api.resolve(local) : api.resolve(cwd, local);
-}
-
-/** Runs `compute` while Node's `path.win32` sees the agent's cwd and per-drive cwds (case-insensitive, like Windows). */
-function asWindowsAgent<T>(rules: PathRules, compute: () => T): T {
-  const savedCwd = process.cwd;
-  const savedEnv = process.env;
-  const drives = Object.fromEntries(
-    Object.entries(rules.driveCwds).map(([drive, dir]) => [`=${drive.toUpperCase()}`, dir]),
-  );
-  process.cwd = () => rules.cwd;
-  process.env = new Proxy(drives, {
-    get: (target, key) => (typeof key === "string" ? target[key.toUpperCase()] : undefined),
-  });
-  try {
-    return compute();
-  } finally {
-    process.cwd = savedCwd;
-    process.env = savedEnv;
-  }
-}
-
 const posixRules: PathRules = { os: "linux", home: homedir(), cwd: process.cwd(), driveCwds: {} };
 
 const posixCwdArb = fc.oneof(
@@ -91,30 +57,21 @@ const posixCwdArb = fc.oneof(
 );
 
 const posixName = "SDK path resolution equals Node and the reference env for POSIX agents";
-it(
+propertyTest(
   posixName,
-  async () => {
-    const property = fc.asyncProperty(
-      posixCwdArb,
-      pathArb,
-      fc.array(pathArb, { maxLength: 4 }),
-      async (cwd, path, parts) => {
-        const expected = nodeResolve(posix, false, posixRules.home, cwd, path);
-        expect(resolveEnvPath(posixRules, cwd, path)).toBe(expected);
-        const reference = await new NodeExecutionEnv({ cwd }).absolutePath(path, { abortSignal: undefined });
-        expect(reference).toEqual({ ok: true, value: expected });
-        expect(joinOnAgent(posixRules, parts)).toBe(posix.join(...parts));
-      },
-    );
-    await checkProperty(property, {
-      name: posixName,
-      numRuns: numRuns(BASE_RUNS),
-      timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-      describe: ([cwd, path, parts]) =>
-        `  cwd ${JSON.stringify(cwd)}, path ${JSON.stringify(path)}, join ${JSON.stringify(parts)}`,
-    });
+  { runs: BASE_RUNS, timeMs: BASE_TIME_MS },
+  () =>
+    fc.asyncProperty(posixCwdArb, pathArb, fc.array(pathArb, { maxLength: 4 }), async (cwd, path, parts) => {
+      const expected = nodeResolve(posix, false, posixRules.home, cwd, path);
+      expect(resolveEnvPath(posixRules, cwd, path)).toBe(expected);
+      const reference = await new NodeExecutionEnv({ cwd }).absolutePath(path, { abortSignal: undefined });
+      expect(reference).toEqual({ ok: true, value: expected });
+      expect(joinOnAgent(posixRules, parts)).toBe(posix.join(...parts));
+    }),
+  {
+    describe: ([cwd, path, parts]) =>
+      `  cwd ${JSON.stringify(cwd)}, path ${JSON.stringify(path)}, join ${JSON.stringify(parts)}`,
   },
-  testTimeout(BASE_TIME_MS),
 );
 
 const windowsRulesArb: fc.Arbitrary<PathRules> = fc.record({
@@ -136,10 +93,11 @@ const windowsCwdArb = fc.oneof(
 );
 
 const windowsName = "SDK path resolution equals Node's path.win32 for Windows agents";
-it(
+propertyTest(
   windowsName,
-  async () => {
-    const property = fc.asyncProperty(
+  { runs: BASE_RUNS, timeMs: BASE_TIME_MS },
+  () =>
+    fc.asyncProperty(
       windowsRulesArb,
       windowsCwdArb,
       pathArb,
@@ -149,14 +107,9 @@ it(
         expect(resolveEnvPath(rules, cwd, path)).toBe(expected);
         expect(joinOnAgent(rules, parts)).toBe(win32.join(...parts));
       },
-    );
-    await checkProperty(property, {
-      name: windowsName,
-      numRuns: numRuns(BASE_RUNS),
-      timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-      describe: ([rules, cwd, path, parts]) =>
-        `  rules ${JSON.stringify(rules)}\n  cwd ${JSON.stringify(cwd)}, path ${JSON.stringify(path)}, join ${JSON.stringify(parts)}`,
-    });
+    ),
+  {
+    describe: ([rules, cwd, path, parts]) =>
+      `  rules ${JSON.stringify(rules)}\n  cwd ${JSON.stringify(cwd)}, path ${JSON.stringify(path)}, join ${JSON.stringify(parts)}`,
   },
-  testTimeout(BASE_TIME_MS),
 );

@@ -7,10 +7,10 @@
  */
 import type { ExecutionEnv } from "@outpost/sdk";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { checkProperty, numRuns, testTimeout } from "./harness.js";
-import type { Normalizer } from "./normalize.js";
-import { createSandbox, outpostTargets, referenceTarget, type Sandbox, type Target } from "./targets.js";
+import { expect } from "vitest";
+import { propertyTest } from "./harness.js";
+import { dirPages } from "./observe.js";
+import { propertyFixture, type Target } from "./targets.js";
 
 const BASE_RUNS = 12;
 const BASE_TIME_MS = 10_000;
@@ -30,18 +30,8 @@ const RAW_NAMES = [
 
 const LIVE = { abortSignal: undefined };
 
-let sandbox: Sandbox;
-const reference = referenceTarget();
-const targets = outpostTargets();
-
-beforeAll(() => {
-  sandbox = createSandbox();
-});
-
-afterAll(async () => {
-  for (const target of targets) await target.close();
-  sandbox?.dispose();
-});
+const fixture = propertyFixture();
+const { reference, targets } = fixture;
 
 /** Creates the names with the env's own exec: argv form, so the escapes reach printf unparsed. */
 function create(env: ExecutionEnv, names: readonly string[]) {
@@ -49,44 +39,32 @@ function create(env: ExecutionEnv, names: readonly string[]) {
   return env.exec(["sh", "-c", script, "sh", ...names], undefined, LIVE);
 }
 
-async function pages(env: ExecutionEnv, n: Normalizer, path: string, size: number): Promise<unknown> {
-  const opened = await env.openDirReader(path, LIVE);
-  if (!opened.ok) return n.result(opened);
-  const seen: unknown[] = [];
-  for (let page = 0; page < 20; page++) {
-    const next = await opened.value.next(size, LIVE);
-    seen.push(n.result(next));
-    if (!next.ok || next.value.done) break;
-  }
-  await opened.value.close(LIVE);
-  return seen;
-}
-
 async function observe(target: Target, names: readonly string[], pageSize: number): Promise<unknown> {
-  const root = sandbox.root("raw");
+  const root = fixture.sandbox.root("raw");
   const env = target.at(root);
-  const n = sandbox.normalizer(root);
+  const n = fixture.sandbox.normalizer(root);
   try {
     return {
       create: n.result(await create(env, names)),
       listRoot: n.result(await env.listDir(".", LIVE)),
       listSub: n.result(await env.listDir("sub", LIVE)),
-      pagesRoot: await pages(env, n, ".", pageSize),
-      pagesSub: await pages(env, n, "sub", pageSize),
+      pagesRoot: await dirPages(env, n, ".", pageSize, 20),
+      pagesSub: await dirPages(env, n, "sub", pageSize, 20),
       replacementName: n.result(await env.fileInfo("a\uFFFD", LIVE)),
       removeSub: n.result(await env.remove("sub", { recursive: true }, LIVE)),
     };
   } finally {
-    sandbox.drop(root);
+    fixture.sandbox.drop(root);
   }
 }
 
 for (const target of targets) {
   const name = `${target.name} lists names that are not UTF-8 like the reference`;
-  it(
+  propertyTest(
     name,
-    async () => {
-      const property = fc.asyncProperty(
+    { runs: BASE_RUNS, timeMs: BASE_TIME_MS },
+    () =>
+      fc.asyncProperty(
         fc.shuffledSubarray([...RAW_NAMES], { minLength: 1 }),
         fc.integer({ min: 1, max: 3 }),
         async (names, pageSize) => {
@@ -94,15 +72,10 @@ for (const target of targets) {
           const actual = await observe(target, names, pageSize);
           expect(actual).toEqual(expected);
         },
-      );
-      await checkProperty(property, {
-        name,
-        numRuns: numRuns(BASE_RUNS),
-        timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-        runTimeoutMs: 30_000,
-        describe: ([names, pageSize]) => `  names ${JSON.stringify(names)}, pages of ${pageSize}`,
-      });
+      ),
+    {
+      runTimeoutMs: 30_000,
+      describe: ([names, pageSize]) => `  names ${JSON.stringify(names)}, pages of ${pageSize}`,
     },
-    testTimeout(BASE_TIME_MS),
   );
 }

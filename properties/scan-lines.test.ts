@@ -1,17 +1,19 @@
 /**
- * `BinaryReader.scanLines` on random file contents against a small independent model that decodes the whole file
- * with `TextDecoder` and splits it at newlines (durable-env.md §4.3: sizes are those of the whole-file decode, a
- * leading BOM is not counted, positions are raw bytes). Checked on the reference and on each Outpost env; contents
- * cross the 64 KiB read size with a multi-byte character split at the boundary.
+ * `BinaryReader.scanLines` on random file contents against the conformance suite's independent model
+ * `expectedScan`, which decodes the whole file with `TextDecoder` and splits it at newlines (durable-env.md §4.3:
+ * sizes are those of the whole-file decode, a leading BOM is not counted, positions are raw bytes). Checked on the
+ * reference and on each Outpost env; contents cross the 64 KiB read size with a multi-byte character split at the
+ * boundary.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LineScan } from "@outpost/sdk";
+import { expectedScan } from "@outpost/spec/conformance";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect } from "vitest";
 import { concat, trickyBytes } from "./bytes.js";
-import { checkProperty, numRuns, testTimeout } from "./harness.js";
-import { createSandbox, outpostTargets, referenceTarget, type Sandbox } from "./targets.js";
+import { propertyTest } from "./harness.js";
+import { propertyFixture } from "./targets.js";
 
 const BASE_RUNS = 300;
 const BASE_TIME_MS = 12_000;
@@ -32,44 +34,10 @@ function isValidRange({ startLine, endLine }: Range): boolean {
   return endLine === undefined || (Number.isSafeInteger(endLine) && endLine > startLine);
 }
 
-/** The model: positions from the raw bytes, sizes from decoding the whole file. */
+/** The model: the shared whole-file-decode scan for a valid range, else the `invalid` failure. */
 function modelScan(bytes: Uint8Array, range: Range): Expected {
   if (!isValidRange(range)) return { ok: false, code: "invalid" };
-  const newlineAt: number[] = [];
-  bytes.forEach((byte, index) => {
-    if (byte === 0x0a) newlineAt.push(index);
-  });
-  const newlines = newlineAt.length;
-  const size = bytes.byteLength;
-  const { startLine } = range;
-  if (startLine > newlines) {
-    const value = {
-      start: size,
-      end: size,
-      firstLineEnd: size,
-      lastLineStart: size,
-      selectedBytes: 0,
-      firstLineBytes: 0,
-    };
-    return { ok: true, value: { newlines, ...value } };
-  }
-  const lineStart = (line: number) => (line === 0 ? 0 : newlineAt[line - 1] + 1);
-  const lineEnd = (line: number) => (line < newlines ? newlineAt[line] : size);
-  const lastLine = Math.min(range.endLine ?? Number.POSITIVE_INFINITY, newlines + 1) - 1;
-  const lines = new TextDecoder().decode(bytes).split("\n");
-  const selected = lines.slice(startLine, lastLine + 1).join("\n");
-  return {
-    ok: true,
-    value: {
-      newlines,
-      start: lineStart(startLine),
-      end: lineEnd(lastLine),
-      firstLineEnd: lineEnd(startLine),
-      lastLineStart: lineStart(lastLine),
-      selectedBytes: Buffer.byteLength(selected),
-      firstLineBytes: Buffer.byteLength(lines[startLine]),
-    },
-  };
+  return { ok: true, value: expectedScan(bytes, range.startLine, range.endLine) };
 }
 
 /** File contents: tricky bytes, optionally padded so that the tail starts near a 64 KiB boundary. */
@@ -102,18 +70,12 @@ const rangeArb: fc.Arbitrary<Range> = fc.oneof(
   },
 );
 
-let sandbox: Sandbox;
+const fixture = propertyFixture();
+const targets = [fixture.reference, ...fixture.targets];
 let root: string;
-const targets = [referenceTarget(), ...outpostTargets()];
 
 beforeAll(() => {
-  sandbox = createSandbox();
-  root = sandbox.root("scan");
-});
-
-afterAll(async () => {
-  for (const target of targets) await target.close();
-  sandbox?.dispose();
+  root = fixture.sandbox.root("scan");
 });
 
 const LIVE = { abortSignal: undefined };
@@ -127,35 +89,27 @@ function describeCase([bytes, ranges]: [Uint8Array, Range[]]): string {
 }
 
 const name = "scanLines equals whole-file decoding on every env";
-it(
+propertyTest(
   name,
-  async () => {
-    const property = fc.asyncProperty(
-      contentsArb,
-      fc.array(rangeArb, { minLength: 1, maxLength: 4 }),
-      async (bytes, ranges) => {
-        writeFileSync(join(root, "f.bin"), bytes);
-        const expected = ranges.map((range) => modelScan(bytes, range));
-        for (const target of targets) {
-          const opened = await target.at(root).openBinaryReader("f.bin", undefined, LIVE);
-          if (!opened.ok) throw new Error(`${target.name}: openBinaryReader failed: ${opened.error.message}`);
-          const actual: unknown[] = [];
-          for (const range of ranges) {
-            const result = await opened.value.scanLines(range, LIVE);
-            actual.push(result.ok ? result : { ok: false, code: result.error.code });
-          }
-          await opened.value.close(LIVE);
-          expect({ env: target.name, scans: actual }).toEqual({ env: target.name, scans: expected });
+  { runs: BASE_RUNS, timeMs: BASE_TIME_MS },
+  () =>
+    fc.asyncProperty(contentsArb, fc.array(rangeArb, { minLength: 1, maxLength: 4 }), async (bytes, ranges) => {
+      writeFileSync(join(root, "f.bin"), bytes);
+      const expected = ranges.map((range) => modelScan(bytes, range));
+      for (const target of targets) {
+        const opened = await target.at(root).openBinaryReader("f.bin", undefined, LIVE);
+        if (!opened.ok) throw new Error(`${target.name}: openBinaryReader failed: ${opened.error.message}`);
+        const actual: unknown[] = [];
+        for (const range of ranges) {
+          const result = await opened.value.scanLines(range, LIVE);
+          actual.push(result.ok ? result : { ok: false, code: result.error.code });
         }
-      },
-    );
-    await checkProperty(property, {
-      name,
-      numRuns: numRuns(BASE_RUNS),
-      timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-      runTimeoutMs: 20_000,
-      describe: describeCase,
-    });
+        await opened.value.close(LIVE);
+        expect({ env: target.name, scans: actual }).toEqual({ env: target.name, scans: expected });
+      }
+    }),
+  {
+    runTimeoutMs: 20_000,
+    describe: describeCase,
   },
-  testTimeout(BASE_TIME_MS),
 );

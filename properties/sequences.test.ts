@@ -5,11 +5,11 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { checkProperty, numRuns, testTimeout, truncate } from "./harness.js";
+import { expect } from "vitest";
+import { HUNG, propertyTest, truncate, withDeadline } from "./harness.js";
 import { withoutMessages } from "./normalize.js";
 import { closeAll, describeOp, newState, type Op, runOp, sequenceArbitrary } from "./ops.js";
-import { createSandbox, outpostTargets, referenceTarget, type Sandbox, type Target } from "./targets.js";
+import { propertyFixture, type Target } from "./targets.js";
 
 /** Most blocks (an operation, a reader block or concurrent reads) after the prelude of a sequence. */
 const MAX_OPS = 25;
@@ -29,28 +29,8 @@ interface Step {
   result: unknown;
 }
 
-let sandbox: Sandbox;
-const reference = referenceTarget();
-const targets = outpostTargets();
-
-beforeAll(() => {
-  sandbox = createSandbox();
-});
-
-afterAll(async () => {
-  for (const target of targets) await target.close();
-  sandbox?.dispose();
-});
-
-const HUNG = "<hung>";
-
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof HUNG> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof HUNG>((resolve) => {
-    timer = setTimeout(() => resolve(HUNG), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
+const fixture = propertyFixture();
+const { reference, targets } = fixture;
 
 /**
  * The trace running now. Traces never overlap: a run fast-check abandoned (time limit, run timeout) keeps going
@@ -67,8 +47,8 @@ function trace(target: Target, ops: readonly Op[], label: string, messages = fal
 }
 
 async function traceNow(target: Target, ops: readonly Op[], label: string, messages: boolean): Promise<Step[]> {
-  const root = sandbox.root(label);
-  const state = newState(target.at(root), root, sandbox.normalizer(root, { messages }));
+  const root = fixture.sandbox.root(label);
+  const state = newState(target.at(root), root, fixture.sandbox.normalizer(root, { messages }));
   const steps: Step[] = [];
   try {
     for (const [index, op] of ops.entries()) {
@@ -84,7 +64,7 @@ async function traceNow(target: Target, ops: readonly Op[], label: string, messa
     }
   } finally {
     await withDeadline(closeAll(state), OP_DEADLINE_MS).catch(() => undefined);
-    sandbox.drop(root);
+    fixture.sandbox.drop(root);
   }
   return steps;
 }
@@ -141,23 +121,19 @@ async function explain(target: Target, ops: readonly Op[]): Promise<string> {
 
 for (const target of targets) {
   const name = `${target.name} matches the reference on random operation sequences`;
-  it(
+  propertyTest(
     name,
-    async () => {
-      const property = fc.asyncProperty(sequenceArbitrary(MAX_OPS), async (ops) => {
+    { runs: BASE_RUNS, timeMs: BASE_TIME_MS, fixedMs: 4 * OP_DEADLINE_MS + MINIMIZE_MS + 30_000 },
+    () =>
+      fc.asyncProperty(sequenceArbitrary(MAX_OPS), async (ops) => {
         const expected = await trace(reference, ops, "ref");
         const actual = await trace(target, ops, "ours");
         expect(actual).toEqual(expected);
-      });
-      await checkProperty(property, {
-        name,
-        numRuns: numRuns(BASE_RUNS),
-        timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-        runTimeoutMs: 4 * OP_DEADLINE_MS,
-        describe: ([ops]) => renderSequence(ops),
-        explain: ([ops]) => explain(target, ops),
-      });
+      }),
+    {
+      runTimeoutMs: 4 * OP_DEADLINE_MS,
+      describe: ([ops]) => renderSequence(ops),
+      explain: ([ops]) => explain(target, ops),
     },
-    testTimeout(BASE_TIME_MS, 4 * OP_DEADLINE_MS + MINIMIZE_MS + 30_000),
   );
 }

@@ -7,11 +7,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import type { ExecutionEnv } from "@outpost/sdk";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { printfEscapes, trickyBytes } from "./bytes.js";
-import { checkProperty, numRuns, testTimeout } from "./harness.js";
+import { propertyTest, withDeadline } from "./harness.js";
 import type { Normalizer } from "./normalize.js";
-import { createSandbox, outpostTargets, referenceTarget, type Sandbox, type Target } from "./targets.js";
+import { dirPages } from "./observe.js";
+import { propertyFixture, type Target } from "./targets.js";
 
 const BASE_RUNS = 5;
 const BASE_TIME_MS = 12_000;
@@ -20,18 +21,8 @@ const DEADLINE_MS = 10_000;
 
 const LIVE = { abortSignal: undefined };
 
-let sandbox: Sandbox;
-const reference = referenceTarget();
-const targets = outpostTargets();
-
-beforeAll(() => {
-  sandbox = createSandbox();
-});
-
-afterAll(async () => {
-  for (const target of targets) await target.close();
-  sandbox?.dispose();
-});
+const fixture = propertyFixture();
+const { reference, targets } = fixture;
 
 /** Starts a writer that opens the FIFO (blocking until a reader opens it) and writes `bytes`. */
 function feed(root: string, bytes: Uint8Array): ChildProcess {
@@ -40,27 +31,15 @@ function feed(root: string, bytes: Uint8Array): ChildProcess {
   return writer;
 }
 
-async function withDeadline<T>(promise: Promise<T>): Promise<T | "<hung>"> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<"<hung>">((resolve) => {
-    timer = setTimeout(() => resolve("<hung>"), DEADLINE_MS);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** What one env does with the special files, normalized, in a fixed order. */
 async function observe(target: Target, contents: Uint8Array): Promise<Record<string, unknown>> {
-  const root = sandbox.root("special");
+  const root = fixture.sandbox.root("special");
   const env = target.at(root);
-  const n = sandbox.normalizer(root);
+  const n = fixture.sandbox.normalizer(root);
   const out: Record<string, unknown> = {};
   const record = async (label: string, run: () => Promise<unknown>) => {
     try {
-      out[label] = await withDeadline(run());
+      out[label] = await withDeadline(run(), DEADLINE_MS);
     } catch (error) {
       out[label] = { threw: n.value(error) };
     }
@@ -81,9 +60,9 @@ async function observe(target: Target, contents: Uint8Array): Promise<Record<str
     await record("createDir", async () => n.result(await env.createDir("dir", undefined, LIVE)));
     for (const path of ["/dev/null", "fifo", "dir"]) await observePath(env, n, path, path === "fifo" ? fed : record);
     await record("listDir", async () => n.result(await env.listDir(".", LIVE)));
-    await record("dirReader", async () => pages(env, n));
+    await record("dirReader", async () => dirPages(env, n, ".", 2, 10));
   } finally {
-    sandbox.drop(root);
+    fixture.sandbox.drop(root);
   }
   return out;
 }
@@ -115,37 +94,20 @@ async function observePath(env: ExecutionEnv, n: Normalizer, path: string, block
   await record("canonicalPath", async () => n.result(await env.canonicalPath(path, LIVE)));
 }
 
-async function pages(env: ExecutionEnv, n: Normalizer): Promise<unknown> {
-  const opened = await env.openDirReader(".", LIVE);
-  if (!opened.ok) return n.result(opened);
-  const seen: unknown[] = [];
-  for (let page = 0; page < 10; page++) {
-    const next = await opened.value.next(2, LIVE);
-    seen.push(n.result(next));
-    if (!next.ok || next.value.done) break;
-  }
-  await opened.value.close(LIVE);
-  return seen;
-}
-
 for (const target of targets) {
   const name = `${target.name} reads devices, FIFOs and directories like the reference`;
-  it(
+  propertyTest(
     name,
-    async () => {
-      const property = fc.asyncProperty(trickyBytes(8), async (contents) => {
+    { runs: BASE_RUNS, timeMs: BASE_TIME_MS, fixedMs: 90_000 },
+    () =>
+      fc.asyncProperty(trickyBytes(8), async (contents) => {
         const expected = await observe(reference, contents);
         const actual = await observe(target, contents);
         expect(actual).toEqual(expected);
-      });
-      await checkProperty(property, {
-        name,
-        numRuns: numRuns(BASE_RUNS),
-        timeLimitMs: testTimeout(BASE_TIME_MS, 0),
-        runTimeoutMs: 60_000,
-        describe: ([contents]) => `  FIFO contents [${Buffer.from(contents).toString("hex")}]`,
-      });
+      }),
+    {
+      runTimeoutMs: 60_000,
+      describe: ([contents]) => `  FIFO contents [${Buffer.from(contents).toString("hex")}]`,
     },
-    testTimeout(BASE_TIME_MS, 90_000),
   );
 }

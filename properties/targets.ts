@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { afterAll, beforeAll } from "vitest";
 import { Normalizer, type Spellings } from "./normalize.js";
 
 /** One env under test, reused across runs: each run gives it a fresh root as its `cwd`. */
@@ -137,4 +138,38 @@ export function remoteTarget(): Target {
 /** The Outpost envs compared with the reference. */
 export function outpostTargets(): Target[] {
   return [localTarget(), remoteTarget()];
+}
+
+/** What a property file compares: the reference, the Outpost envs, and the file's sandbox. */
+export interface PropertyFixture {
+  readonly reference: Target;
+  /** The Outpost envs compared with the reference. */
+  readonly targets: readonly Target[];
+  /** The file's sandbox; it exists while the file's tests run. */
+  readonly sandbox: Sandbox;
+}
+
+/**
+ * Sets up a property file (call once, at its top level): the sandbox is created before the file's tests, so
+ * `TMPDIR` points into it before any agent starts; after them every target's agent is stopped and the sandbox
+ * removed. `targets` are the Outpost envs the file uses (by default both).
+ */
+export function propertyFixture(targets: readonly Target[] = outpostTargets()): PropertyFixture {
+  const reference = referenceTarget();
+  let sandbox: Sandbox | undefined;
+  beforeAll(() => {
+    sandbox = createSandbox();
+  });
+  afterAll(async () => {
+    for (const target of [reference, ...targets]) await target.close();
+    sandbox?.dispose();
+  });
+  return {
+    reference,
+    targets,
+    get sandbox() {
+      if (sandbox === undefined) throw new Error("the sandbox exists only while the file's tests run");
+      return sandbox;
+    },
+  };
 }

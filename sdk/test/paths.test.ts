@@ -1,7 +1,6 @@
 import { homedir } from "node:os";
-import { isAbsolute, join, posix, resolve, win32 } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { posix, win32 } from "node:path";
+import { describe, expect, it } from "vitest";
 import {
   basenameOnAgent,
   hasNulByte,
@@ -11,21 +10,7 @@ import {
   resolveEnvPath,
   resolveOnAgent,
 } from "../src/paths.js";
-
-/** What Node's own resolution gives in this process (the NodeExecutionEnv rule, written with Node's primitives). */
-function nodeResolve(cwd: string, path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  let local = path;
-  if (path.startsWith("file://")) {
-    try {
-      local = fileURLToPath(path);
-    } catch {
-      local = path;
-    }
-  }
-  return isAbsolute(local) ? resolve(local) : resolve(cwd, local);
-}
+import { asWindowsAgent, nodeResolve } from "./fixtures/node-paths.js";
 
 const POSIX_INPUTS = [
   "",
@@ -69,7 +54,10 @@ describe("POSIX resolution equals Node's in this process", () => {
   for (const cwd of cwds) {
     it(`cwd ${JSON.stringify(cwd)}`, () => {
       for (const path of POSIX_INPUTS) {
-        expect([path, resolveEnvPath(rules, cwd, path)]).toEqual([path, nodeResolve(cwd, path)]);
+        expect([path, resolveEnvPath(rules, cwd, path)]).toEqual([
+          path,
+          nodeResolve(posix, false, homedir(), cwd, path),
+        ]);
       }
     });
   }
@@ -96,32 +84,13 @@ describe("POSIX resolution equals Node's in this process", () => {
 describe("win32 resolution equals Node's path.win32 with the agent's cwd and drive cwds", () => {
   const agentCwd = "C:\\Agent\\cwd";
   const driveCwds = { "D:": "D:\\dcwd", "F:": "C:\\elsewhere" };
+  const rules: PathRules = { os: "windows", home: "C:\\Users\\u", cwd: agentCwd, driveCwds };
 
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-
-  /** Node's win32.resolve as it runs on a Windows agent: process.cwd() and `=X:` variables are the agent's. */
+  /** Node's win32.resolve as it runs on the agent. */
   function nodeOnAgent(...segments: string[]): string {
-    vi.spyOn(process, "cwd").mockReturnValue(agentCwd);
-    // POSIX setenv refuses names with "=", so the `=X:` variables go into a stand-in object. Windows looks
-    // environment names up case-insensitively; a plain object does not, so both spellings are set.
-    const environment = process.env;
-    const driveVariables: Record<string, string> = {};
-    for (const [drive, dir] of Object.entries(driveCwds)) {
-      driveVariables[`=${drive.toUpperCase()}`] = dir;
-      driveVariables[`=${drive.toLowerCase()}`] = dir;
-    }
-    process.env = { ...environment, ...driveVariables };
-    try {
-      return win32.resolve(...segments);
-    } finally {
-      process.env = environment;
-      vi.restoreAllMocks();
-    }
+    return asWindowsAgent(rules, () => win32.resolve(...segments));
   }
 
-  const rules: PathRules = { os: "windows", home: "C:\\Users\\u", cwd: agentCwd, driveCwds };
   const pieces = [
     "",
     "a",
@@ -187,20 +156,7 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
     const inputs = [...pieces, "~", "~\\a", "~/b", "file:///D:/x", "file:///c:/y/../z", "file://h/s/p", "%", "."];
     for (const cwd of ["C:\\work", "D:\\w", "d:rel", "rel", "\\\\srv\\sh\\w", ""]) {
       for (const path of inputs) {
-        let expected: string;
-        if (path === "~") expected = rules.home;
-        else if (path.startsWith("~/") || path.startsWith("~\\")) expected = win32.join(rules.home, path.slice(2));
-        else {
-          let local = path;
-          if (path.startsWith("file://")) {
-            try {
-              local = fileURLToPath(path, { windows: true });
-            } catch {
-              local = path;
-            }
-          }
-          expected = win32.isAbsolute(local) ? nodeOnAgent(local) : nodeOnAgent(cwd, local);
-        }
+        const expected = asWindowsAgent(rules, () => nodeResolve(win32, true, rules.home, cwd, path));
         expect([cwd, path, resolveEnvPath(rules, cwd, path)]).toEqual([cwd, path, expected]);
       }
     }

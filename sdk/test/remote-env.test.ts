@@ -34,6 +34,14 @@ function patterned(length: number): Uint8Array {
   return bytes;
 }
 
+/** Makes `path` open as a directory does on the agent (`open(path, "r")` succeeds) and every `pread` fail EISDIR. */
+function directoryOpenedForReading(agent: FakeAgent, path: string): void {
+  agent.streams.set(path, new Uint8Array(0));
+  agent.hooks.set("pread", () => {
+    throw remoteError("EISDIR", "EISDIR: illegal operation on a directory, read");
+  });
+}
+
 function failedCode(result: { ok: true } | { ok: false; error: { code: string } }): string | undefined {
   return result.ok ? undefined : result.error.code;
 }
@@ -239,10 +247,7 @@ describe("readBinaryFile / readTextFile", () => {
 
   it("reports a directory as is_directory at the first read", async () => {
     const { agent, env } = setup();
-    agent.streams.set("/w/dir", new Uint8Array(0));
-    agent.hooks.set("pread", () => {
-      throw remoteError("EISDIR", "EISDIR: illegal operation on a directory, read");
-    });
+    directoryOpenedForReading(agent, "/w/dir");
     const result = await env.readTextFile("dir", none);
     expect(result.ok ? undefined : [result.error.code, result.error.path]).toEqual(["is_directory", "/w/dir"]);
     expect(agent.openHandles()).toBe(0);
@@ -901,10 +906,7 @@ describe("TextLineReader and readTextLines", () => {
 
   it("surfaces a read failure at readLine (directories, FIFOs) and closes the reader", async () => {
     const { agent, env } = setup();
-    agent.streams.set("/w/dir", new Uint8Array(0));
-    agent.hooks.set("pread", () => {
-      throw remoteError("EISDIR", "EISDIR: illegal operation on a directory, read");
-    });
+    directoryOpenedForReading(agent, "/w/dir");
     const opened = await env.openTextLineReader("dir", none);
     expect(opened.ok).toBe(true);
     const lines = await env.readTextLines("dir", undefined, none);

@@ -1,55 +1,17 @@
+/**
+ * The reference `LineScanner` against hand-written scans of the conformance sample and against the whole-file
+ * model `expectedScan` (shared with the conformance cases and the property test, independent of every scanner).
+ */
 import type { LineScan } from "@outpost/sdk";
+import { expectedScan, scanSample } from "@outpost/spec/conformance";
 import { LineScanner } from "@outpost/spec/reference";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-
-/** BOM, an invalid sequence cut by a newline, an empty line, a later U+FEFF, no final newline. */
-const VECTOR = Uint8Array.from([
-  0xef, 0xbb, 0xbf, 0x61, 0x0a, 0xe2, 0x82, 0x0a, 0x0a, 0xef, 0xbb, 0xbf, 0x62, 0x0a, 0xc3, 0xa9,
-]);
 
 function scan(bytes: Uint8Array, startLine: number, endLine: number | undefined, chunkSize: number): LineScan {
   const scanner = new LineScanner(startLine, endLine);
   for (let at = 0; at < bytes.length; at += chunkSize) scanner.push(bytes.subarray(at, at + chunkSize));
   return scanner.finish();
-}
-
-/**
- * What a scan must report, computed the slow way: line boundaries from the newline bytes, sizes from one
- * whole-file `TextDecoder` decode (which drops a leading BOM).
- */
-function expectedScan(bytes: Uint8Array, startLine: number, endLine = Number.POSITIVE_INFINITY): LineScan {
-  const newlineAt: number[] = [];
-  bytes.forEach((byte, index) => {
-    if (byte === 0x0a) newlineAt.push(index);
-  });
-  const newlines = newlineAt.length;
-  const size = bytes.length;
-  if (startLine > newlines) {
-    return {
-      newlines,
-      start: size,
-      end: size,
-      firstLineEnd: size,
-      lastLineStart: size,
-      selectedBytes: 0,
-      firstLineBytes: 0,
-    };
-  }
-  const lineStart = (line: number) => (line === 0 ? 0 : newlineAt[line - 1] + 1);
-  const lineEnd = (line: number) => (line < newlines ? newlineAt[line] : size);
-  const lastLine = Math.min(endLine - 1, newlines);
-  const lines = new TextDecoder().decode(bytes).split("\n");
-  expect(lines.length).toBe(newlines + 1);
-  return {
-    newlines,
-    start: lineStart(startLine),
-    end: lineEnd(lastLine),
-    firstLineEnd: lineEnd(startLine),
-    lastLineStart: lineStart(lastLine),
-    selectedBytes: Buffer.byteLength(lines.slice(startLine, lastLine + 1).join("\n")),
-    firstLineBytes: Buffer.byteLength(lines[startLine]),
-  };
 }
 
 describe("LineScanner", () => {
@@ -119,11 +81,11 @@ describe("LineScanner", () => {
   for (const { range, scan: expected } of cases) {
     it(`scans the 16-byte vector for [${range[0]}, ${range[1] ?? "∞"}) in chunks of 1..5`, () => {
       for (let chunkSize = 1; chunkSize <= 5; chunkSize++) {
-        expect(scan(VECTOR, range[0], range[1], chunkSize)).toEqual(expected);
+        expect(scan(scanSample, range[0], range[1], chunkSize)).toEqual(expected);
       }
-      expect(scan(VECTOR, range[0], range[1], VECTOR.length)).toEqual(expected);
+      expect(scan(scanSample, range[0], range[1], scanSample.length)).toEqual(expected);
       // The hand-written expectation and the slow oracle agree.
-      expect(expectedScan(VECTOR, range[0], range[1])).toEqual(expected);
+      expect(expectedScan(scanSample, range[0], range[1])).toEqual(expected);
     });
   }
 

@@ -13,8 +13,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
-import type { EnvSettings } from "@outpost/spec/conformance";
+import { type EnvSettings, registerConformance } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { afterAll, describe, expect, it } from "vitest";
 
 /** One env under test. */
 export interface Target {
@@ -40,8 +41,9 @@ export const sandboxDir = sandbox;
 
 const noContext = { abortSignal: undefined };
 
-function shellEnvOf(settings: EnvSettings | undefined): Record<string, string> {
-  return { ...settings?.shellEnv, [markerName]: markerValue };
+/** The options every target's env gets for a case: its directory, the case's shell, and the run's marker. */
+function caseOptions(cwd: string, settings: EnvSettings | undefined) {
+  return { cwd, shellPath: settings?.shellPath, shellEnv: { ...settings?.shellEnv, [markerName]: markerValue } };
 }
 
 /** Runs `use` with an env made for a fresh case directory, then cleans up the env and the directory. */
@@ -66,7 +68,7 @@ function referenceTarget(): Target {
     name: "reference NodeExecutionEnv",
     withEnv: (use, settings) =>
       inCaseDir(
-        (cwd) => new NodeExecutionEnv({ cwd, shellPath: settings?.shellPath, shellEnv: shellEnvOf(settings) }),
+        (cwd) => new NodeExecutionEnv(caseOptions(cwd, settings)),
         use,
         async () => {},
       ),
@@ -79,7 +81,7 @@ function localTarget(): Target {
     name: "LocalExecutionEnv",
     withEnv: (use, settings) =>
       inCaseDir(
-        (cwd) => new LocalExecutionEnv({ cwd, shellPath: settings?.shellPath, shellEnv: shellEnvOf(settings) }),
+        (cwd) => new LocalExecutionEnv(caseOptions(cwd, settings)),
         use,
         (env) => env.close(),
       ),
@@ -95,13 +97,7 @@ function remoteTarget(): Target {
       inCaseDir(
         (cwd) => {
           connection ??= new Connection({ command: [packagedAgent()] });
-          return new RemoteExecutionEnv({
-            connection,
-            id: "outpost:test",
-            cwd,
-            shellPath: settings?.shellPath,
-            shellEnv: shellEnvOf(settings),
-          });
+          return new RemoteExecutionEnv({ connection, id: "outpost:test", ...caseOptions(cwd, settings) });
         },
         use,
         async () => {},
@@ -173,4 +169,24 @@ export async function waitForNoLeftovers(ms = 3000): Promise<string[]> {
 /** Removes the sandbox. */
 export function removeSandbox(): void {
   rmSync(sandbox, { recursive: true, force: true });
+}
+
+/**
+ * Registers the whole conformance suite against the target named `name`, then a check that no command of any
+ * case is still running; afterwards stops the target's agent and removes the sandbox. One call per test file.
+ */
+export function registerConformanceFor(name: string): void {
+  const subject = target(name);
+  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv });
+
+  describe(`${subject.name}: processes`, () => {
+    it("leaves no process of any case running", async () => {
+      expect(await waitForNoLeftovers()).toEqual([]);
+    });
+  });
+
+  afterAll(async () => {
+    await subject.close();
+    removeSandbox();
+  });
 }

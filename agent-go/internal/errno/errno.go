@@ -149,13 +149,7 @@ func Fail(err error, syscall, path string) *proto.Failure {
 		return f
 	}
 	code := Code(err)
-	return &proto.Failure{
-		Code:    code,
-		Message: code + ": " + describe(code, err) + ", " + syscall + " '" + path + "'",
-		Syscall: syscall,
-		Path:    path,
-		HasPath: true,
-	}
+	return onPath(code, describe(code, err), syscall, path)
 }
 
 // FailHandle builds the failure of a call on an open file, which Node reports without a path:
@@ -175,22 +169,23 @@ func FailRename(err error, from, to string) *proto.Failure {
 		return f
 	}
 	code := Code(err)
-	return &proto.Failure{
-		Code:    code,
-		Message: code + ": " + describe(code, err) + ", rename '" + from + "' -> '" + to + "'",
-		Syscall: "rename",
-		Path:    from,
-		HasPath: true,
-		Extra:   map[string]any{"dest": to},
-	}
+	f := onPath(code, describe(code, err), "rename", from)
+	f.Message += " -> '" + to + "'"
+	f.Extra = map[string]any{"dest": to}
+	return f
 }
 
 // New builds a failure with a code chosen by the caller (libuv's code where the system call reported
 // another, e.g. ENOTDIR from a recursive mkdir through a file), in Node's message format.
 func New(code, syscall, path string) *proto.Failure {
+	return onPath(code, describe(code, nil), syscall, path)
+}
+
+// onPath is the failure of a system call on a path, in Node's format "<CODE>: <description>, <syscall> '<path>'".
+func onPath(code, description, syscall, path string) *proto.Failure {
 	return &proto.Failure{
 		Code:    code,
-		Message: code + ": " + describe(code, nil) + ", " + syscall + " '" + path + "'",
+		Message: code + ": " + description + ", " + syscall + " '" + path + "'",
 		Syscall: syscall,
 		Path:    path,
 		HasPath: true,

@@ -26,6 +26,15 @@ func requirePath(op, argument string, value *string) (string, *proto.Failure) {
 	return *value, nil
 }
 
+// decodePath decodes a request into args and checks the path field that field points to (inside args), under
+// the argument name Node would give it. Every operation on a path starts with it.
+func decodePath(call *proto.Call, args any, field **string, argument string) (string, *proto.Failure) {
+	if f := call.Decode(args); f != nil {
+		return "", f
+	}
+	return requirePath(call.Op, argument, *field)
+}
+
 // inspectString quotes s roughly the way Node's util.inspect does in that message.
 func inspectString(s string) string {
 	var b strings.Builder

@@ -14,10 +14,7 @@ import (
 // opendir: {path} → {handle}. opendir(3) (a file fails ENOTDIR), errors with syscall opendir.
 func (o *Ops) opendir(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
@@ -25,10 +22,10 @@ func (o *Ops) opendir(call *proto.Call) (proto.Reply, error) {
 	if err != nil {
 		return fail(errno.Fail(err, "opendir", path))
 	}
-	id, failure := o.table.AddDir(&dirHandle{dir: dir, path: path})
-	if failure != nil {
-		_ = dir.Close()
-		return fail(failure)
+	id, f := o.table.AddDir(&dirHandle{dir: dir, path: path})
+	if f != nil {
+		_ = dir.Close() // the table refused it: nothing else would ever close it
+		return fail(f)
 	}
 	return ok(handleReply{Handle: id})
 }

@@ -3,6 +3,7 @@ package fsops
 import (
 	"crypto/rand"
 	"errors"
+	"os"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
@@ -18,10 +19,7 @@ type pathArgs struct {
 // lstat: {path} → info. lstat(2), errors with syscall lstat.
 func (o *Ops) lstat(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
@@ -35,10 +33,7 @@ func (o *Ops) lstat(call *proto.Call) (proto.Reply, error) {
 // realpath: {path} → {path}. realpath(3), errors with syscall realpath.
 func (o *Ops) realpath(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
@@ -57,10 +52,7 @@ func (o *Ops) rename(call *proto.Call) (proto.Reply, error) {
 		Path *string `json:"path"`
 		To   *string `json:"to"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	from, f := requirePath(call.Op, "oldPath", args.Path)
+	from, f := decodePath(call, &args, &args.Path, "oldPath")
 	if f != nil {
 		return fail(f)
 	}
@@ -80,50 +72,43 @@ func (o *Ops) truncate(call *proto.Call) (proto.Reply, error) {
 		Path *string  `json:"path"`
 		Size *float64 `json:"size"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
 	if args.Size == nil || !integer(*args.Size, 0, maxSafeInteger) {
 		return fail(proto.Invalid("truncate needs a non-negative integer size"))
 	}
-	file, err := openUpdate(path)
-	if err != nil {
-		return fail(errno.Fail(err, "open", path))
-	}
-	defer file.Close()
-	if err := file.Truncate(int64(*args.Size)); err != nil {
-		return fail(errno.FailHandle(err, "ftruncate"))
-	}
-	return ok(empty)
+	size := int64(*args.Size)
+	return done(updateFile(path, "ftruncate", func(file *os.File) error { return file.Truncate(size) }))
 }
 
 // fsync: {path} → {}. A directory fails EISDIR first (as opening it "r+" does on POSIX, so Windows answers the
 // same); then open "r+" and a full fsync.
 func (o *Ops) fsync(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
 	if dir, err := isDirectory(path); err == nil && dir {
 		return fail(errno.New("EISDIR", "open", path))
 	}
+	return done(updateFile(path, "fsync", (*os.File).Sync))
+}
+
+// updateFile opens path "r+" as Node's truncate and fsync do, applies change (its failure is reported with
+// syscall, without a path, as Node reports a call on an open file) and always closes the file.
+func updateFile(path, syscall string, change func(*os.File) error) *proto.Failure {
 	file, err := openUpdate(path)
 	if err != nil {
-		return fail(errno.Fail(err, "open", path))
+		return errno.Fail(err, "open", path)
 	}
 	defer file.Close()
-	if err := file.Sync(); err != nil {
-		return fail(errno.FailHandle(err, "fsync"))
+	if err := change(file); err != nil {
+		return errno.FailHandle(err, syscall)
 	}
-	return ok(empty)
+	return nil
 }
 
 // mkdir: {path, recursive} → {}. Recursive follows Node's rules (see makeParents); otherwise plain mkdir(2).
@@ -132,21 +117,15 @@ func (o *Ops) mkdir(call *proto.Call) (proto.Reply, error) {
 		Path      *string `json:"path"`
 		Recursive *bool   `json:"recursive"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
 	if flag(args.Recursive, false) {
-		if failed, err := makeParents(path); err != nil {
-			return fail(errno.Fail(err, "mkdir", failed))
-		}
-		return ok(empty)
+		return done(mkdirRecursive(path))
 	}
 	if err := makeDirectory(path, 0o777); err != nil {
-		return fail(mkdirFailure(err, path))
+		return fail(errno.Fail(err, "mkdir", path))
 	}
 	return ok(empty)
 }
@@ -158,10 +137,7 @@ const mkdtempAttempts = 1000
 // the attempted path with its suffix filled in, as Node's does.
 func (o *Ops) mkdtemp(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	prefix, f := requirePath(call.Op, "prefix", args.Path)
+	prefix, f := decodePath(call, &args, &args.Path, "prefix")
 	if f != nil {
 		return fail(f)
 	}

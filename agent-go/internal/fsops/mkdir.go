@@ -5,7 +5,14 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
-func mkdirFailure(err error, path string) *proto.Failure { return errno.Fail(err, "mkdir", path) }
+// mkdirRecursive is Node's recursive mkdir of path (see makeParents), failing as Node does: syscall mkdir on
+// the path Node names, which may be a parent.
+func mkdirRecursive(path string) *proto.Failure {
+	if failed, err := makeParents(path); err != nil {
+		return errno.Fail(err, "mkdir", failed)
+	}
+	return nil
+}
 
 // makeParents is Node's recursive mkdir (fs.promises.mkdir with recursive: the asynchronous MKDirpAsync of
 // node_file.cc), returning the path Node's error names when it fails:

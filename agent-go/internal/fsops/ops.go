@@ -72,6 +72,24 @@ func ok(v any) (proto.Reply, error) { return proto.Reply{JSON: v}, nil }
 
 func fail(f *proto.Failure) (proto.Reply, error) { return proto.Reply{}, f }
 
+// done answers `{}`, or f when it is not nil (never a non-nil error holding a nil *Failure).
+func done(f *proto.Failure) (proto.Reply, error) {
+	if f != nil {
+		return fail(f)
+	}
+	return ok(empty)
+}
+
+// keepFile registers an open file as a handle. When the table refuses it (EMFILE) the file is closed, since
+// nothing else ever would.
+func (o *Ops) keepFile(file *os.File, path string) (uint64, *proto.Failure) {
+	id, f := o.table.AddFile(&fileHandle{file: file, path: path})
+	if f != nil {
+		_ = file.Close()
+	}
+	return id, f
+}
+
 // fileHandle is an open file: a reader, a blocking `open(path, "r")`, or a writer kept by `write`.
 type fileHandle struct {
 	file *os.File

@@ -31,10 +31,7 @@ func (o *Ops) open(call *proto.Call) (proto.Reply, error) {
 		NoFollow *bool   `json:"noFollow"`
 		Mode     *string `json:"mode"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
@@ -75,10 +72,9 @@ func (o *Ops) openReader(path string, noFollow bool) (proto.Reply, error) {
 		_ = file.Close()
 		return fail(&proto.Failure{Code: "NOT_REGULAR", Message: "Not a regular file", Path: path, HasPath: true})
 	}
-	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
-	if failure != nil {
-		_ = file.Close()
-		return fail(failure)
+	id, f := o.keepFile(file, path)
+	if f != nil {
+		return fail(f)
 	}
 	return ok(openReply{Handle: id, Info: &info})
 }
@@ -88,10 +84,9 @@ func (o *Ops) openRead(path string) (proto.Reply, error) {
 	if err != nil {
 		return fail(errno.Fail(err, "open", path))
 	}
-	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
-	if failure != nil {
-		_ = file.Close()
-		return fail(failure)
+	id, f := o.keepFile(file, path)
+	if f != nil {
+		return fail(f)
 	}
 	reply := openReply{Handle: id}
 	if info, err := fstatInfo(file, baseName(path, onWindows)); err != nil {

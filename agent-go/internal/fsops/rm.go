@@ -17,10 +17,7 @@ func (o *Ops) rm(call *proto.Call) (proto.Reply, error) {
 		Recursive *bool   `json:"recursive"`
 		Force     *bool   `json:"force"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
@@ -41,10 +38,7 @@ func (o *Ops) rm(call *proto.Call) (proto.Reply, error) {
 			Extra:   map[string]any{"errno": 21},
 		})
 	}
-	if failure := removeTree(path); failure != nil {
-		return fail(failure)
-	}
-	return ok(empty)
+	return done(removeTree(path))
 }
 
 // removeTree is Node 20's rimraf: lstat (gone already is fine); a directory is removed with removeDir; other

@@ -19,17 +19,14 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 		Parents *bool   `json:"parents"`
 		Keep    *bool   `json:"keep"`
 	}
-	if f := call.Decode(&args); f != nil {
-		return fail(f)
-	}
-	path, f := requirePath(call.Op, "path", args.Path)
+	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
 		return fail(f)
 	}
 	keep := flag(args.Keep, false)
 	if flag(args.Parents, true) {
-		if failed, err := makeParents(dirName(path, onWindows)); err != nil {
-			return fail(errno.Fail(err, "mkdir", failed))
+		if f := mkdirRecursive(dirName(path, onWindows)); f != nil {
+			return fail(f)
 		}
 	}
 	// A handle that cannot be kept must be refused before the file is created or truncated.
@@ -50,10 +47,9 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 		}
 		return ok(empty)
 	}
-	id, failure := o.table.AddFile(&fileHandle{file: file, path: path})
-	if failure != nil {
-		_ = file.Close()
-		return fail(failure)
+	id, f := o.keepFile(file, path)
+	if f != nil {
+		return fail(f)
 	}
 	return ok(handleReply{Handle: id})
 }

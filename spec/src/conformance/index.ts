@@ -18,7 +18,7 @@ import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } f
 import { windowCases } from "./window.js";
 import { writeCases } from "./write.js";
 
-export { expectedScan } from "./readers.js";
+export { expectedScan, scanSample } from "./line-scan-model.js";
 export type { ConformanceCase, ConformanceOptions, EnvSettings, TestRunner } from "./types.js";
 
 /** Default time of one case, unless it says otherwise. */

@@ -1,42 +1,8 @@
 /** Binary readers (byte ranges, line scans, renames, symbolic links) and directory readers. */
-import type { DirReader, FileInfo, LineScan } from "@outpost/sdk";
+import type { DirReader, FileInfo } from "@outpost/sdk";
+import { expectedScan, scanSample } from "./line-scan-model.js";
 import { aborted, assert, at, fails, live, put, script, unhex, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
-
-/** The scanLines sample: BOM, invalid sequence before a newline, empty line, later U+FEFF, no final newline. */
-const scanSample = unhex("efbbbf 61 0a e282 0a 0a efbbbf 62 0a c3a9");
-
-/** What `scanLines` must return, computed from decoding the whole file at once. */
-export function expectedScan(data: Uint8Array, startLine: number, endLine = Number.POSITIVE_INFINITY): LineScan {
-  const starts = [0];
-  for (let i = 0; i < data.length; i++) if (data[i] === 0x0a) starts.push(i + 1);
-  const newlines = starts.length - 1;
-  const size = data.length;
-  if (startLine > newlines) {
-    return {
-      newlines,
-      start: size,
-      end: size,
-      firstLineEnd: size,
-      lastLineStart: size,
-      selectedBytes: 0,
-      firstLineBytes: 0,
-    };
-  }
-  const lines = new TextDecoder().decode(data).split("\n");
-  const last = Math.min(endLine - 1, newlines);
-  const lineEnd = (line: number) => (line < newlines ? starts[line + 1] - 1 : size);
-  const utf8 = (text: string) => Buffer.byteLength(text, "utf8");
-  return {
-    newlines,
-    start: starts[startLine],
-    end: lineEnd(last),
-    firstLineEnd: lineEnd(startLine),
-    lastLineStart: starts[last],
-    selectedBytes: utf8(lines.slice(startLine, last + 1).join("\n")),
-    firstLineBytes: utf8(lines[startLine]),
-  };
-}
 
 async function allPages(reader: DirReader, pageSize: number): Promise<FileInfo[][]> {
   const pages: FileInfo[][] = [];

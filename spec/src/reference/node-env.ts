@@ -95,6 +95,24 @@ export class NodeExecutionEnv implements ExecutionEnv {
     return resolvePath(this.cwd, path);
   }
 
+  /**
+   * The frame of most file methods: resolves `path`, fails `aborted` before anything when the context is already
+   * aborted, and turns whatever `body` throws into the FileError Durable's `toFileError` makes (on `resolved`).
+   */
+  async #onPath<T>(
+    path: string,
+    context: Context,
+    body: (resolved: string) => Promise<Result<T, FileError>>,
+  ): Promise<Result<T, FileError>> {
+    const resolved = this.#resolve(path);
+    if (isAborted(context)) return err(abortedFileError(resolved));
+    try {
+      return await body(resolved);
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
+  }
+
   /** P1–P13: the resolved absolute path; never fails, no abort check. */
   async absolutePath(path: string, _context: Context): Promise<Result<string, FileError>> {
     return ok(this.#resolve(path));
@@ -107,24 +125,16 @@ export class NodeExecutionEnv implements ExecutionEnv {
 
   /** R1: Node's `readFile(path, "utf8")` with the abort signal; the BOM is kept. */
   async readTextFile(path: string, context: Context): Promise<Result<string, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
-      return ok(await readFile(resolved, { encoding: "utf8", signal: context.abortSignal }));
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    return this.#onPath(path, context, async (resolved) =>
+      ok(await readFile(resolved, { encoding: "utf8", signal: context.abortSignal })),
+    );
   }
 
   /** R2: Node's `readFile(path)` with the abort signal; returns the Buffer. */
   async readBinaryFile(path: string, context: Context): Promise<Result<Uint8Array, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
-      return ok(await readFile(resolved, { signal: context.abortSignal }));
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    return this.#onPath(path, context, async (resolved) =>
+      ok(await readFile(resolved, { signal: context.abortSignal })),
+    );
   }
 
   /** R7: opens the file like `open(path, "r")`; a directory fails at the first `readLine`. */
@@ -214,69 +224,47 @@ export class NodeExecutionEnv implements ExecutionEnv {
 
   /** W1: creates the parent, then Node's `writeFile` with the signal (512 KiB writes, abort check before each). */
   async writeFile(path: string, content: string | Uint8Array, context: Context): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       await mkdir(dirname(resolved), { recursive: true });
       if (isAborted(context)) return err(abortedFileError(resolved));
       await writeFile(resolved, content, { signal: context.abortSignal });
       return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /** W3: creates the parent, then Node's `appendFile` WITHOUT a signal; checks abort after appending. */
   async appendFile(path: string, content: string | Uint8Array, context: Context): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       await mkdir(dirname(resolved), { recursive: true });
       if (isAborted(context)) return err(abortedFileError(resolved));
       await appendFile(resolved, content);
       if (isAborted(context)) return err(abortedFileError(resolved));
       return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /** W4: `open(path, "r+")` + `ftruncate(size)`; never creates; checks abort after truncating. */
   async truncateFile(path: string, size: number, context: Context): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    if (!Number.isSafeInteger(size) || size < 0) {
-      return err(new FileError("invalid", "File size must be a non-negative safe integer", resolved));
-    }
-    let handle: FileHandle | undefined;
-    try {
-      handle = await open(resolved, "r+");
-      await handle.truncate(size);
-      if (isAborted(context)) return err(abortedFileError(resolved));
-      return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    } finally {
-      await closeQuietly(handle);
-    }
+    return this.#onPath(path, context, async (resolved) => {
+      if (!Number.isSafeInteger(size) || size < 0) {
+        return err(new FileError("invalid", "File size must be a non-negative safe integer", resolved));
+      }
+      return withUpdateHandle(resolved, async (handle) => {
+        await handle.truncate(size);
+        return isAborted(context) ? err(abortedFileError(resolved)) : ok(undefined);
+      });
+    });
   }
 
   /** W5: `open(path, "r+")` + full `fsync`; checks abort after the fsync. */
   async flushFile(path: string, context: Context): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    let handle: FileHandle | undefined;
-    try {
-      handle = await open(resolved, "r+");
-      if ((await handle.stat()).isDirectory()) return err(new FileError("is_directory", "Is a directory", resolved));
-      await handle.sync();
-      if (isAborted(context)) return err(abortedFileError(resolved));
-      return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    } finally {
-      await closeQuietly(handle);
-    }
+    return this.#onPath(path, context, (resolved) =>
+      withUpdateHandle(resolved, async (handle) => {
+        if ((await handle.stat()).isDirectory()) return err(new FileError("is_directory", "Is a directory", resolved));
+        await handle.sync();
+        return isAborted(context) ? err(abortedFileError(resolved)) : ok(undefined);
+      }),
+    );
   }
 
   /** W6: `rename(2)`; an abort reports the destination, every other failure the source. */
@@ -294,14 +282,10 @@ export class NodeExecutionEnv implements ExecutionEnv {
 
   /** M1: `lstat`; kinds other than file/directory/symlink fail `invalid`. */
   async fileInfo(path: string, context: Context): Promise<Result<FileInfo, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       const info = toFileInfo(resolved, await lstat(resolved));
       return info === undefined ? err(new FileError("invalid", "Unsupported file type", resolved)) : ok(info);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /** M2: `fileInfo`, with `not_found` turned into `false`; every other failure is returned. */
@@ -338,9 +322,7 @@ export class NodeExecutionEnv implements ExecutionEnv {
 
   /** D4: `opendir`; pages come in raw directory order. */
   async openDirReader(path: string, context: Context): Promise<Result<DirReader, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       const dir = await opendir(resolved);
       if (isAborted(context)) {
         try {
@@ -351,9 +333,7 @@ export class NodeExecutionEnv implements ExecutionEnv {
         return err(abortedFileError(resolved));
       }
       return ok(new NodeDirReader(dir, resolved));
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /**
@@ -372,13 +352,7 @@ export class NodeExecutionEnv implements ExecutionEnv {
 
   /** M3: `realpath`; must exist. */
   async canonicalPath(path: string, context: Context): Promise<Result<string, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
-      return ok(await realpath(resolved));
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    return this.#onPath(path, context, async (resolved) => ok(await realpath(resolved)));
   }
 
   /** M4: `mkdir`, recursive unless `recursive: false`. */
@@ -387,14 +361,10 @@ export class NodeExecutionEnv implements ExecutionEnv {
     options: { recursive?: boolean } | undefined,
     context: Context,
   ): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       await mkdir(resolved, { recursive: options?.recursive ?? true });
       return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /** M5: Node's `rm` (lstat first; never follows a symlink; `recursive` and `force` default to false). */
@@ -403,14 +373,10 @@ export class NodeExecutionEnv implements ExecutionEnv {
     options: { recursive?: boolean; force?: boolean } | undefined,
     context: Context,
   ): Promise<Result<void, FileError>> {
-    const resolved = this.#resolve(path);
-    if (isAborted(context)) return err(abortedFileError(resolved));
-    try {
+    return this.#onPath(path, context, async (resolved) => {
       await rm(resolved, { recursive: options?.recursive ?? false, force: options?.force ?? false });
       return ok(undefined);
-    } catch (error) {
-      return err(toFileError(error, resolved));
-    }
+    });
   }
 
   /** T2: `mkdtemp(join(os.tmpdir(), prefix ?? "tmp-"))`. */
@@ -463,6 +429,19 @@ export class NodeExecutionEnv implements ExecutionEnv {
   async cleanup(_context: Context): Promise<void> {
     for (const pid of this.#activePids) killProcessTree(pid);
     this.#activePids.clear();
+  }
+}
+
+/** W4/W5: Node's `open(path, "r+")`, then `use` on the handle; the handle is always closed (quietly). */
+async function withUpdateHandle(
+  resolved: string,
+  use: (handle: FileHandle) => Promise<Result<void, FileError>>,
+): Promise<Result<void, FileError>> {
+  const handle = await open(resolved, "r+");
+  try {
+    return await use(handle);
+  } finally {
+    await closeQuietly(handle);
   }
 }
 
