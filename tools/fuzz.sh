@@ -8,6 +8,7 @@ FUZZTIME=${FUZZTIME:-10s}
 targets=(
   "FuzzFrameDecoder ./agent-go/internal/frame/"
   "FuzzDispatch ./agent-go/internal/server/"
+  "FuzzParseRequest ./agent-go/internal/server/"
 )
 
 for entry in "${targets[@]}"; do

@@ -6,7 +6,15 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { CorruptFrameError, encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeValue } from "./frame.js";
+import {
+  CorruptFrameError,
+  encodeFrame,
+  type Frame,
+  FrameDecoder,
+  FrameType,
+  type FrameTypeValue,
+  TRANSIENT,
+} from "./frame.js";
 import { TextTail, withStderrTail } from "./stderr-tail.js";
 import { isWireObject } from "./wire.js";
 
@@ -64,6 +72,17 @@ export interface RequestOptions {
   onEvent?: (json: Record<string, unknown>, payload: Uint8Array) => void;
   /** Called with the request id and session just before the request is written. */
   onStart?: (id: number, session: number) => void;
+  /**
+   * Called when the result's payload of `length` bytes has arrived; it may return a `Uint8Array` of exactly that
+   * length for the payload to be copied into (the reply's `payload` is then that array), saving a copy of large
+   * reads. Not called for events or errors.
+   */
+  payloadInto?: (length: number) => Uint8Array | undefined;
+  /**
+   * `onEvent` reads each payload before it returns and keeps no reference to it: payloads may then be views into
+   * memory that is reused for the next frame, which saves an allocation and a copy per event of bulk output.
+   */
+  transientEvents?: boolean;
 }
 
 /** A failure reported by the agent (an error frame), or a lost or closed connection. */
@@ -116,11 +135,25 @@ function messageOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown);
 }
 
-/** Writes frames to the agent's stdin in order, waiting for `drain` whenever the pipe is full. */
+/** Pieces (headers and payloads) after which a burst of frames is written without waiting for the end of the turn. */
+const BATCH_PIECES = 128;
+
+/**
+ * Writes frames to the agent's stdin in order, waiting for `drain` whenever the pipe is full. Frames written in one
+ * turn of the event loop (a burst of concurrent requests, a header and its payload) leave together in one `writev`
+ * at the end of the turn, so a thousand requests cost one system call and one wake-up of the agent, not a thousand.
+ */
 class FrameWriter {
   readonly #stream: Writable;
   #queue: Uint8Array[] = [];
   #blocked = false;
+  /** Pieces written in this turn, not yet handed to the stream. */
+  #batch: Uint8Array[] = [];
+  #scheduled = false;
+  readonly #flushBatch = () => {
+    this.#scheduled = false;
+    this.#writeBatch();
+  };
 
   constructor(stream: Writable) {
     this.#stream = stream;
@@ -130,7 +163,20 @@ class FrameWriter {
   }
 
   write(pieces: readonly Uint8Array[]): void {
-    // Header and payload of one frame leave in one writev rather than two writes.
+    for (const piece of pieces) this.#batch.push(piece);
+    if (this.#batch.length >= BATCH_PIECES) {
+      // A long burst goes out in slices, so the agent starts on the first requests while later ones are built.
+      this.#writeBatch();
+    } else if (!this.#scheduled) {
+      this.#scheduled = true;
+      process.nextTick(this.#flushBatch);
+    }
+  }
+
+  #writeBatch(): void {
+    if (this.#batch.length === 0) return;
+    const pieces = this.#batch;
+    this.#batch = [];
     const cork = pieces.length > 1 && !this.#blocked && !this.#stream.writableEnded && !this.#stream.destroyed;
     if (cork) this.#stream.cork();
     for (const piece of pieces) {
@@ -141,6 +187,8 @@ class FrameWriter {
   }
 
   end(): void {
+    // Frames written just before the end (a last cancel) still go out first.
+    this.#writeBatch();
     this.#queue = [];
     if (this.#stream.writableEnded || this.#stream.destroyed) return;
     try {
@@ -165,10 +213,51 @@ class FrameWriter {
   }
 }
 
-interface Pending {
-  resolve(reply: Reply): void;
-  reject(error: RemoteError): void;
-  onEvent?: (json: Record<string, unknown>, payload: Uint8Array) => void;
+/** A request waiting for its result. Settling it forgets it, detaches its abort listener and updates the ref. */
+class Pending {
+  readonly #session: Session;
+  readonly #id: number;
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: (reply: Reply) => void;
+  readonly #reject: (error: RemoteError) => void;
+  readonly onEvent: ((json: Record<string, unknown>, payload: Uint8Array) => void) | undefined;
+  readonly payloadInto: ((length: number) => Uint8Array | undefined) | undefined;
+  readonly transientEvents: boolean;
+  /** The abort listener, while one is attached. */
+  onAbort: (() => void) | undefined;
+
+  constructor(
+    session: Session,
+    id: number,
+    options: RequestOptions,
+    resolve: (reply: Reply) => void,
+    reject: (error: RemoteError) => void,
+  ) {
+    this.#session = session;
+    this.#id = id;
+    this.#signal = options.signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.onEvent = options.onEvent;
+    this.payloadInto = options.payloadInto;
+    this.transientEvents = options.transientEvents === true;
+  }
+
+  resolve(reply: Reply): void {
+    this.#settle();
+    this.#resolve(reply);
+  }
+
+  reject(error: RemoteError): void {
+    this.#settle();
+    this.#reject(error);
+  }
+
+  #settle(): void {
+    this.#session.pending.delete(this.#id);
+    if (this.onAbort !== undefined) this.#signal?.removeEventListener("abort", this.onAbort);
+    this.#session.updateRef();
+  }
 }
 
 interface Refable {
@@ -189,8 +278,8 @@ class Session {
   readonly child: ChildProcessWithoutNullStreams;
   readonly marker: Buffer;
   readonly writer: FrameWriter;
-  readonly decoder = new FrameDecoder();
   readonly pending = new Map<number, Pending>();
+  readonly decoder = new FrameDecoder((type, id, length) => this.#payloadTarget(type, id, length));
   readonly stderr = new TextTail();
   live = true;
   ready = false;
@@ -208,6 +297,21 @@ class Session {
     this.child = child;
     this.marker = Buffer.from(`PI-ENV ${token}\n`, "utf8");
     this.writer = new FrameWriter(child.stdin);
+  }
+
+  #payloadTarget(type: number, id: number, length: number): Uint8Array | typeof TRANSIENT | undefined {
+    const pending = this.pending.get(id);
+    // A frame nobody waits for is dropped right after decoding.
+    if (pending === undefined) return TRANSIENT;
+    if (type === FrameType.event) return pending.transientEvents ? TRANSIENT : undefined;
+    const into = type === FrameType.result ? pending.payloadInto : undefined;
+    if (into === undefined) return undefined;
+    try {
+      return into(length);
+    } catch {
+      // A failing chooser only costs the copy it meant to save.
+      return undefined;
+    }
   }
 
   /** Keeps the host process alive only while a request is pending, so an idle agent never blocks its exit. */
@@ -297,7 +401,16 @@ export class Connection {
   }
 
   /** Sends one request and resolves with its result; rejects with a {@link RemoteError}. */
-  async request(op: string, json: Record<string, unknown>, options: RequestOptions = {}): Promise<Reply> {
+  request(op: string, json: Record<string, unknown>, options: RequestOptions = {}): Promise<Reply> {
+    const current = this.#current;
+    // The usual case, a running agent, goes out in this turn without an extra await.
+    if (!this.#closed && current?.live && current.ready && (options.session ?? current.id) === current.id) {
+      return this.#send(current, op, json, options);
+    }
+    return this.#requestSlowly(op, json, options);
+  }
+
+  async #requestSlowly(op: string, json: Record<string, unknown>, options: RequestOptions): Promise<Reply> {
     if (this.#closed) throw closedError();
     let session: Session;
     if (options.session !== undefined) {
@@ -457,17 +570,14 @@ export class Connection {
       if (rest === undefined) return;
       data = rest;
     }
-    let frames: Frame[];
     try {
-      frames = session.decoder.push(data);
+      // Each frame is dispatched before the next is decoded (transient event payloads rely on it).
+      session.decoder.each(data, (frame) => {
+        if (session.live) this.#dispatch(session, frame);
+      });
     } catch (error) {
       if (!(error instanceof CorruptFrameError)) throw error;
       this.#teardown(session, lostError("Corrupt frame from outpost agent"));
-      return;
-    }
-    for (const frame of frames) {
-      if (!session.live) return;
-      this.#dispatch(session, frame);
     }
   }
 
@@ -521,36 +631,31 @@ export class Connection {
     } catch (thrown) {
       return Promise.reject(new RemoteError({ code: "unknown", message: messageOf(thrown) }));
     }
-    return new Promise<Reply>((resolve, reject) => {
-      const { signal } = options;
-      const onAbort = () => session.send(FrameType.cancel, id, {});
-      const settle = () => {
-        session.pending.delete(id);
-        signal?.removeEventListener("abort", onAbort);
-        session.updateRef();
-      };
-      session.pending.set(id, {
-        resolve: (reply) => {
-          settle();
-          resolve(reply);
-        },
-        reject: (error) => {
-          settle();
-          reject(error);
-        },
-        onEvent: options.onEvent,
-      });
-      session.updateRef();
-      try {
-        options.onStart?.(id, session.id);
-      } catch (thrown) {
-        session.pending.get(id)?.reject(new RemoteError({ code: "unknown", message: messageOf(thrown) }));
-        return;
-      }
-      session.writer.write(pieces);
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener("abort", onAbort, { once: true });
+    let pending: Pending | undefined;
+    const promise = new Promise<Reply>((resolve, reject) => {
+      pending = new Pending(session, id, options, resolve, reject);
     });
+    // The executor ran synchronously; the promise exists only to carry the outcome.
+    const request = pending!;
+    session.pending.set(id, request);
+    session.updateRef();
+    try {
+      options.onStart?.(id, session.id);
+    } catch (thrown) {
+      request.reject(new RemoteError({ code: "unknown", message: messageOf(thrown) }));
+      return promise;
+    }
+    session.writer.write(pieces);
+    const { signal } = options;
+    if (signal !== undefined) {
+      if (signal.aborted) {
+        session.send(FrameType.cancel, id, {});
+      } else {
+        request.onAbort = () => session.send(FrameType.cancel, id, {});
+        signal.addEventListener("abort", request.onAbort, { once: true });
+      }
+    }
+    return promise;
   }
 
   #allocateId(): number {

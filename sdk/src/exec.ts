@@ -114,6 +114,8 @@ export class CommandRunner {
     try {
       const reply = await this.#connection.request("exec", request, {
         signal: cancel.signal,
+        // onEvent decodes each payload at once and keeps nothing of it.
+        transientEvents: true,
         onEvent,
         onStart: (id, session) => {
           requestId = id;

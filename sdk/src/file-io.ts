@@ -81,7 +81,7 @@ export function readFileBytes(link: AgentLink, path: string, signal: AbortSignal
     if (size === 0) return readToEndBytes(handle, path, signal);
     checkpoint(signal, path);
     // Up to 512 KiB Node reads the whole planned size at once and stops after that one read, full or not.
-    if (size <= READ_FILE_CHUNK) return Buffer.from(await handle.pread(0, size));
+    if (size <= READ_FILE_CHUNK) return asBuffer(await handle.pread(0, size));
     return readSizedBytes(handle, size, path, signal);
   });
 }
@@ -94,14 +94,22 @@ async function readSizedBytes(
   signal: AbortSignal | undefined,
 ): Promise<Buffer> {
   const out = Buffer.allocUnsafe(size);
-  const ahead = new ReadAhead((offset, length) => handle.pread(offset, length), PIPELINE_DEPTH);
+  // A read still in the plan lands right where the loop would copy it (offset = position in `out`); a read that
+  // left the plan gets memory of its own, so it cannot overwrite what a later read put there.
+  const ahead = new ReadAhead(
+    (offset, length, planned) =>
+      handle.pread(offset, length, (count) =>
+        planned() && offset + count <= size ? out.subarray(offset, offset + count) : undefined,
+      ),
+    PIPELINE_DEPTH,
+  );
   let total = 0;
   try {
     for (;;) {
       checkpoint(signal, path);
       const length = Math.min(size - total, READ_FILE_CHUNK);
       const bytes = await ahead.read(total, length, chunksBetween(total + length, size, READ_FILE_CHUNK));
-      out.set(bytes, total);
+      if (bytes.buffer !== out.buffer || bytes.byteOffset !== out.byteOffset + total) out.set(bytes, total);
       total += bytes.length;
       if (bytes.length === 0 || total === size) return out.subarray(0, total);
     }

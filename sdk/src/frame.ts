@@ -38,6 +38,7 @@ export class CorruptFrameError extends Error {
 }
 
 const EMPTY = new Uint8Array(0);
+const EMPTY_BUFFER = Buffer.alloc(0);
 
 interface WellFormedString {
   toWellFormed(): string;
@@ -52,9 +53,18 @@ function wellFormedValues(_key: string, value: unknown): unknown {
   return typeof value === "string" ? wellFormed(value) : value;
 }
 
+/**
+ * Where `JSON.stringify` escaped a lone surrogate (`\ud800`…`\udfff`). A literal backslash before "ud8…" in a
+ * string also matches; that only costs the slow path, whose output is right either way.
+ */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+
 /** Serializes JSON with every string value made well-formed (keys are left alone; callers fix keys they build). */
 export function stringifyWellFormed(json: Record<string, unknown>): string {
-  return JSON.stringify(json, wellFormedValues);
+  // A replacer takes JSON.stringify off its fast path; it is needed only when some string has a lone surrogate,
+  // which the plain output always shows as an escape.
+  const text = JSON.stringify(json);
+  return ESCAPED_SURROGATE.test(text) ? JSON.stringify(json, wellFormedValues) : text;
 }
 
 /**
@@ -81,6 +91,28 @@ export function encodeFrame(
 }
 
 /**
+ * Chooses where a frame's payload goes: a `Uint8Array` of exactly `length` bytes that the payload is copied into
+ * (the frame's `payload` is then that array), {@link TRANSIENT} for memory that stays valid only until the frame's
+ * callback returns (see {@link FrameDecoder.each}), or `undefined` for a fresh array.
+ */
+export type PayloadTarget = (type: number, id: number, length: number) => Uint8Array | typeof TRANSIENT | undefined;
+
+/** A {@link PayloadTarget} answer: the payload is only looked at during the callback, so no memory of its own. */
+export const TRANSIENT = Symbol("transient payload");
+
+/** Transient payloads up to this size are assembled in one reused buffer; larger ones get memory of their own. */
+const SCRATCH_LIMIT = 1024 * 1024;
+
+/**
+ * A fresh array of `length` bytes that owns its memory. Not zero-filled: every byte is overwritten by the copy
+ * that follows, and large payloads would otherwise be written twice.
+ */
+function ownedBytes(length: number): Uint8Array {
+  const bytes = Buffer.allocUnsafeSlow(length);
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, length);
+}
+
+/**
  * Incremental frame decoder. Received chunks are queued without copying; a frame is copied out once, when all of
  * its bytes have arrived, so a 16 MiB frame arriving in 64 KiB pieces costs one copy, not a quadratic re-concat.
  */
@@ -89,14 +121,21 @@ export class FrameDecoder {
   /** Offset of the first unread byte in `#chunks[0]`. */
   #head = 0;
   #available = 0;
+  readonly #target: PayloadTarget | undefined;
+  /** Reused memory for transient payloads that span received chunks. */
+  #scratch: Uint8Array | undefined;
+  /** Whether transient payloads may be handed out (only by {@link each}, whose callback sees each frame at once). */
+  #transient = false;
+
+  /** `target`, when given, may name the memory a payload is decoded into (saving a copy for large reads). */
+  constructor(target?: PayloadTarget) {
+    this.#target = target;
+  }
 
   /** Adds received bytes and returns every frame they complete. Throws {@link CorruptFrameError}. */
   push(chunk: Buffer): Frame[] {
-    if (chunk.length > 0) {
-      this.#chunks.push(chunk);
-      this.#available += chunk.length;
-    }
     const frames: Frame[] = [];
+    this.#add(chunk);
     for (;;) {
       const frame = this.#next();
       if (frame === undefined) return frames;
@@ -104,22 +143,75 @@ export class FrameDecoder {
     }
   }
 
+  /**
+   * Adds received bytes and calls `onFrame` with every frame they complete, one by one, before decoding the next:
+   * a payload the target called {@link TRANSIENT} is valid only until that call returns. Throws
+   * {@link CorruptFrameError} (frames before the corrupt one have been delivered).
+   */
+  each(chunk: Buffer, onFrame: (frame: Frame) => void): void {
+    this.#add(chunk);
+    for (;;) {
+      this.#transient = true;
+      let frame: Frame | undefined;
+      try {
+        frame = this.#next();
+      } finally {
+        this.#transient = false;
+      }
+      if (frame === undefined) return;
+      onFrame(frame);
+    }
+  }
+
+  #add(chunk: Buffer): void {
+    if (chunk.length > 0) {
+      this.#chunks.push(chunk);
+      this.#available += chunk.length;
+    }
+  }
+
   #next(): Frame | undefined {
     if (this.#available < PREFIX_SIZE) return undefined;
-    const length = this.#peekUInt32(0);
+    const first = this.#chunks[0];
+    const head = this.#head;
+    // The whole header is nearly always inside the first chunk; read it in place.
+    const inFirst = head + PREFIX_SIZE + HEADER_SIZE <= first.length;
+    const length = inFirst ? first.readUInt32BE(head) : this.#peekUInt32(0);
     if (length < HEADER_SIZE || length > MAX_FRAME) throw new CorruptFrameError(`Invalid frame length ${length}`);
     if (this.#available < PREFIX_SIZE + HEADER_SIZE) return undefined;
-    const jsonLength = this.#peekUInt32(PREFIX_SIZE + 5);
+    const jsonLength = inFirst ? first.readUInt32BE(head + PREFIX_SIZE + 5) : this.#peekUInt32(PREFIX_SIZE + 5);
     if (HEADER_SIZE + jsonLength > length) throw new CorruptFrameError(`JSON length ${jsonLength} overruns the frame`);
     if (this.#available < PREFIX_SIZE + length) return undefined;
 
-    const header = this.#take(PREFIX_SIZE + HEADER_SIZE);
-    const type = header[4];
-    const id = header.readUInt32BE(5);
-    const jsonBytes = this.#take(jsonLength);
+    const type = inFirst ? first[head + PREFIX_SIZE] : this.#peek(PREFIX_SIZE, 1)[0];
+    const id = inFirst ? first.readUInt32BE(head + PREFIX_SIZE + 1) : this.#peekUInt32(PREFIX_SIZE + 1);
+    this.#skip(PREFIX_SIZE + HEADER_SIZE);
+    const json = parseObject(this.#take(jsonLength));
     const payloadLength = length - HEADER_SIZE - jsonLength;
-    const payload = payloadLength === 0 ? new Uint8Array(0) : this.#copy(payloadLength);
-    return { type, id, json: parseObject(jsonBytes), payload };
+    let payload: Uint8Array;
+    if (payloadLength === 0) {
+      payload = new Uint8Array(0);
+    } else {
+      const target = this.#target?.(type, id, payloadLength);
+      if (target === TRANSIENT) payload = this.#transientPayload(payloadLength);
+      else payload = this.#copyInto(target?.length === payloadLength ? target : ownedBytes(payloadLength));
+    }
+    return { type, id, json, payload };
+  }
+
+  /** A payload valid until the frame's callback returns: a view into a received chunk, or the reused scratch. */
+  #transientPayload(length: number): Uint8Array {
+    const first = this.#chunks[0];
+    if (this.#transient && this.#head + length <= first.length) {
+      const view = first.subarray(this.#head, this.#head + length);
+      this.#advance(length);
+      return view;
+    }
+    if (!this.#transient || length > SCRATCH_LIMIT) return this.#copyInto(ownedBytes(length));
+    if (this.#scratch === undefined || this.#scratch.length < length) {
+      this.#scratch = new Uint8Array(Math.max(length, 64 * 1024));
+    }
+    return this.#copyInto(this.#scratch.subarray(0, length));
   }
 
   #peekUInt32(offset: number): number {
@@ -149,22 +241,33 @@ export class FrameDecoder {
     return out;
   }
 
-  /** Consumes `length` bytes; may return a view into a received chunk (used for header and JSON only). */
+  /** Consumes `length` bytes; may return a view into a received chunk (used for JSON only). */
   #take(length: number): Buffer {
+    if (length === 0) return EMPTY_BUFFER;
     const first = this.#chunks[0];
-    if (length === 0) return Buffer.alloc(0);
     if (this.#head + length <= first.length) {
       const view = first.subarray(this.#head, this.#head + length);
       this.#advance(length);
       return view;
     }
-    const out = Buffer.from(this.#copy(length).buffer);
+    const out = Buffer.allocUnsafe(length);
+    this.#copyInto(out);
     return out;
   }
 
-  /** Consumes `length` bytes into a fresh `Uint8Array` that owns its memory. */
-  #copy(length: number): Uint8Array {
-    const out = new Uint8Array(length);
+  /** Consumes `length` bytes without looking at them. */
+  #skip(length: number): void {
+    let left = length;
+    while (left > 0) {
+      const count = Math.min(this.#chunks[0].length - this.#head, left);
+      this.#advance(count);
+      left -= count;
+    }
+  }
+
+  /** Consumes `out.length` bytes into `out`. */
+  #copyInto(out: Uint8Array): Uint8Array {
+    const length = out.length;
     let written = 0;
     while (written < length) {
       const first = this.#chunks[0];

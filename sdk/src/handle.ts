@@ -16,6 +16,8 @@ export interface AgentRequestOptions {
   payload?: Uint8Array;
   signal?: AbortSignal;
   session?: number;
+  /** May name the memory the result's payload is decoded into (see `RequestOptions.payloadInto`). */
+  payloadInto?: (length: number) => Uint8Array | undefined;
 }
 
 /** Sends one request to the agent; the `Connection` is one. Rejects with the agent's error (a `RemoteError`). */
@@ -48,10 +50,17 @@ export class RemoteHandle {
     return this.#link.request(op, { ...json, handle: this.#id }, { ...options, session: this.#session });
   }
 
-  /** Reads up to `length` bytes at `offset`, or at the current position (one `read()`) when `offset` is undefined. */
-  async pread(offset: number | undefined, length: number): Promise<Uint8Array> {
+  /**
+   * Reads up to `length` bytes at `offset`, or at the current position (one `read()`) when `offset` is undefined.
+   * `into` may name the memory the bytes land in, as `payloadInto` does.
+   */
+  async pread(
+    offset: number | undefined,
+    length: number,
+    into?: (length: number) => Uint8Array | undefined,
+  ): Promise<Uint8Array> {
     const json = offset === undefined ? { length } : { offset, length };
-    return (await this.request("pread", json)).payload;
+    return (await this.request("pread", json, into === undefined ? {} : { payloadInto: into })).payload;
   }
 
   /** Closes the handle; failures (a lost session, an unknown handle) are ignored, as Node ignores close errors. */

@@ -24,16 +24,24 @@ export function settle<T>(promise: Promise<T>): Promise<Result<T, unknown>> {
 
 interface InFlight extends PlannedRead {
   outcome: Promise<Result<Uint8Array, unknown>>;
+  /** Set when the read no longer fits the plan; its bytes will not be used. */
+  abandoned: boolean;
 }
+
+/**
+ * Issues one read. `planned()` tells whether the read is still part of the plan (its bytes will be returned to the
+ * consumer); a caller that decodes straight into its result buffer must stop doing so once it is not.
+ */
+export type PositionalRead = (offset: number, length: number, planned: () => boolean) => Promise<Uint8Array>;
 
 /** Runs positional reads ahead of a sequential consumer, at most `depth` at a time. */
 export class ReadAhead {
-  readonly #read: (offset: number, length: number) => Promise<Uint8Array>;
+  readonly #read: PositionalRead;
   readonly #depth: number;
   #queue: InFlight[] = [];
   #abandoned: Promise<Result<Uint8Array, unknown>>[] = [];
 
-  constructor(read: (offset: number, length: number) => Promise<Uint8Array>, depth: number) {
+  constructor(read: PositionalRead, depth: number) {
     this.#read = read;
     this.#depth = Math.max(1, depth);
   }
@@ -46,7 +54,7 @@ export class ReadAhead {
   async read(offset: number, length: number, upcoming: Iterable<PlannedRead>): Promise<Uint8Array> {
     let head = this.#queue.shift();
     if (head === undefined || head.offset !== offset || head.length !== length) {
-      if (head !== undefined) this.#abandoned.push(head.outcome);
+      if (head !== undefined) this.#abandon(head);
       this.#abandonFrom(0);
       head = this.#issue({ offset, length });
     }
@@ -80,11 +88,18 @@ export class ReadAhead {
   }
 
   #abandonFrom(index: number): void {
-    for (const entry of this.#queue.splice(index)) this.#abandoned.push(entry.outcome);
+    for (const entry of this.#queue.splice(index)) this.#abandon(entry);
+  }
+
+  #abandon(entry: InFlight): void {
+    entry.abandoned = true;
+    this.#abandoned.push(entry.outcome);
   }
 
   #issue(planned: PlannedRead): InFlight {
-    return { ...planned, outcome: settle(this.#read(planned.offset, planned.length)) };
+    const entry: InFlight = { ...planned, outcome: Promise.resolve(ok(new Uint8Array(0))), abandoned: false };
+    entry.outcome = settle(this.#read(planned.offset, planned.length, () => !entry.abandoned));
+    return entry;
   }
 }
 

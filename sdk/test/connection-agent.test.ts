@@ -1,39 +1,15 @@
 // Connection against the real Outpost agent (skipped until `make agent` has built it).
 import { homedir, tmpdir } from "node:os";
-import { afterEach, describe, expect, it } from "vitest";
-import { Connection, isConnectionLost, RemoteError } from "../src/connection.js";
+import { describe, expect, it } from "vitest";
+import { type Connection, isConnectionLost } from "../src/connection.js";
+import { closedAfterEach, isAlive, rejection } from "./fixtures/connections.js";
 import { implementedOps, realAgent } from "./fixtures/real-agent.js";
 
 const ops = await implementedOps(["exec", "lstat"]);
-const open: Connection[] = [];
+const openConnection = closedAfterEach();
 
 function connect(options: { silenceLimitMs?: number; pingIntervalMs?: number } = {}): Connection {
-  const connection = new Connection({ command: [realAgent!], ...options });
-  open.push(connection);
-  return connection;
-}
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((connection) => connection.close()));
-});
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<RemoteError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(RemoteError);
-    return error as RemoteError;
-  }
-  throw new Error("expected a rejection");
+  return openConnection({ command: [realAgent!], ...options });
 }
 
 describe.runIf(realAgent !== undefined)("the real agent", () => {

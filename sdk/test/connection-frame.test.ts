@@ -7,6 +7,7 @@ import {
   FrameType,
   MAX_FRAME,
   stringifyWellFormed,
+  TRANSIENT,
 } from "../src/frame.js";
 import { cleanStderrTail, withStderrTail } from "../src/stderr-tail.js";
 
@@ -78,6 +79,54 @@ describe("FrameDecoder", () => {
     const prefix = Buffer.alloc(4);
     prefix.writeUInt32BE(MAX_FRAME + 1, 0);
     expect(() => new FrameDecoder().push(prefix)).toThrow(CorruptFrameError);
+  });
+});
+
+describe("FrameDecoder payload targets", () => {
+  const frames = () =>
+    Buffer.concat([
+      raw(FrameType.event, 1, '{"n":1}', new Uint8Array(70_000).fill(1)),
+      raw(FrameType.event, 1, '{"n":2}', new Uint8Array([2, 2, 2])),
+      raw(FrameType.result, 2, "{}", new Uint8Array(5).fill(3)),
+    ]);
+
+  it("decodes results into the memory the target names", () => {
+    const into = new Uint8Array(5);
+    const decoder = new FrameDecoder((type) => (type === FrameType.result ? into : undefined));
+    const decoded = decoder.push(frames());
+    expect(decoded[2].payload).toBe(into);
+    expect([...into]).toEqual([3, 3, 3, 3, 3]);
+    // A target of the wrong length is not used.
+    const short = new FrameDecoder(() => new Uint8Array(1)).push(frames());
+    expect(short.map((frame) => frame.payload.length)).toEqual([70_000, 3, 5]);
+  });
+
+  it("hands transient payloads to each callback before decoding the next frame", () => {
+    for (const step of [13, 1000, 65_536, 200_000]) {
+      const bytes = frames();
+      const decoder = new FrameDecoder(() => TRANSIENT);
+      const seen: number[][] = [];
+      for (let at = 0; at < bytes.length; at += step) {
+        decoder.each(bytes.subarray(at, at + step), (frame) => {
+          // Read now: the memory may be reused for the next frame.
+          seen.push([frame.id, frame.payload.length, frame.payload[0], frame.payload[frame.payload.length - 1]]);
+        });
+      }
+      expect(seen).toEqual([
+        [1, 70_000, 1, 1],
+        [1, 3, 2, 2],
+        [2, 5, 3, 3],
+      ]);
+    }
+  });
+
+  it("never hands out transient memory from push", () => {
+    const decoded = new FrameDecoder(() => TRANSIENT).push(frames());
+    expect(decoded.map((frame) => [frame.payload.length, frame.payload[0]])).toEqual([
+      [70_000, 1],
+      [3, 2],
+      [5, 3],
+    ]);
   });
 });
 

@@ -2,8 +2,9 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
-import { Connection, type ConnectionOptions, isConnectionLost, RemoteError } from "../src/connection.js";
+import { describe, expect, it } from "vitest";
+import { isConnectionLost } from "../src/connection.js";
+import { closedAfterEach, rejection } from "./fixtures/connections.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.mjs", import.meta.url));
 const PROBE = fileURLToPath(new URL("./fixtures/corrupt-probe.ts", import.meta.url));
@@ -16,27 +17,7 @@ function stderrExit(code: number, text: string): string[] {
   return fake("stderr-exit", String(code), Buffer.from(text, "utf8").toString("base64"));
 }
 
-const open: Connection[] = [];
-
-function connect(options: ConnectionOptions): Connection {
-  const connection = new Connection(options);
-  open.push(connection);
-  return connection;
-}
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((connection) => connection.close()));
-});
-
-async function rejection(promise: Promise<unknown>): Promise<RemoteError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(RemoteError);
-    return error as RemoteError;
-  }
-  throw new Error("expected a rejection");
-}
+const connect = closedAfterEach();
 
 describe("a well-behaved agent", () => {
   it("starts lazily, answers hello and numbers the session", async () => {

@@ -2,11 +2,11 @@
 // command string: what the SDK validates, sends, delivers and how it maps the agent's answers.
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import { Connection } from "../src/connection.js";
+import { describe, expect, it } from "vitest";
 import { ExecutionError } from "../src/errors.js";
 import { type CommandEnv, CommandRunner } from "../src/exec.js";
 import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
+import { closedAfterEach } from "./fixtures/connections.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.mjs", import.meta.url));
 
@@ -19,14 +19,10 @@ interface Script {
   exit?: boolean;
 }
 
-const connections: Connection[] = [];
-afterEach(async () => {
-  await Promise.all(connections.splice(0).map((connection) => connection.close()));
-});
+const connect = closedAfterEach();
 
 function setup(envOverrides: Partial<CommandEnv> = {}) {
-  const connection = new Connection({ command: [process.execPath, FAKE, "good"] });
-  connections.push(connection);
+  const connection = connect({ command: [process.execPath, FAKE, "good"] });
   const runner = new CommandRunner(connection);
   const env: CommandEnv = {
     cwd: "work/raw/../dir",

@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostPlatform, packagedAgent, readManifest } from "../src/agent-binary.js";
 import { LocalExecutionEnv } from "../src/local-env.js";
+import { isAlive } from "./fixtures/connections.js";
 
 const SDK_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const REPO_ROOT = dirname(SDK_ROOT);
@@ -159,12 +160,3 @@ describe("LocalExecutionEnv", () => {
     await expect.poll(() => isAlive(pid), { timeout: 5000 }).toBe(false);
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -6,7 +6,6 @@
 package frame
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,15 +65,73 @@ type Frame struct {
 // Size returns the frame's length field: header + JSON + payload.
 func (f *Frame) Size() int { return HeaderSize + len(f.JSON) + len(f.Payload) }
 
-// Reader decodes frames from a byte stream.
+// directRead is the part of a body above which the rest of the body is read straight into its own memory
+// rather than through the buffer (one copy less for bulk payloads, one read per frame more for small ones).
+const directRead = 64 << 10
+
+// maxEmptyReads is how many reads in a row may return neither bytes nor an error.
+const maxEmptyReads = 100
+
+// Reader decodes frames from a byte stream. Small frames are read through a buffer, many per read; the bulk of
+// a large payload is read directly into the frame's memory.
 type Reader struct {
-	in     *bufio.Reader
-	header [PrefixSize + HeaderSize]byte
+	src io.Reader
+	buf []byte
+	// buf[r:w] holds received bytes not yet decoded.
+	r, w int
 }
 
 // NewReader returns a Reader over r, buffered with ReadBufferSize bytes.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{in: bufio.NewReaderSize(r, ReadBufferSize)}
+	return &Reader{src: r, buf: make([]byte, ReadBufferSize)}
+}
+
+// fill reads until at least n bytes (n <= len(r.buf)) are buffered. Its errors are the source's, with a bare
+// io.EOF when the input ended before n bytes.
+func (r *Reader) fill(n int) error {
+	if r.w-r.r >= n {
+		return nil
+	}
+	if r.r > 0 && len(r.buf)-r.r < n {
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	for empty := 0; r.w-r.r < n; {
+		m, err := r.src.Read(r.buf[r.w:])
+		r.w += m
+		if r.w-r.r >= n {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyReads {
+			// A reader that keeps returning nothing and no error would spin here forever (bufio's rule).
+			return io.ErrNoProgress
+		}
+	}
+	return nil
+}
+
+// readFull fills p from the buffer and then, for what is left, from the source.
+func (r *Reader) readFull(p []byte) error {
+	n := copy(p, r.buf[r.r:r.w])
+	r.r += n
+	if n == len(p) {
+		return nil
+	}
+	rest := p[n:]
+	if len(rest) < directRead {
+		if err := r.fill(len(rest)); err != nil {
+			return err
+		}
+		r.r += copy(rest, r.buf[r.r:r.w])
+		return nil
+	}
+	_, err := io.ReadFull(r.src, rest)
+	return err
 }
 
 // Next reads one frame. It returns io.EOF when the input ends cleanly before a length prefix, an error wrapping
@@ -82,28 +139,30 @@ func NewReader(r io.Reader) *Reader {
 // The JSON is not validated here: a request whose JSON does not parse is the server's business, not a framing
 // error.
 func (r *Reader) Next() (Frame, error) {
-	if _, err := io.ReadFull(r.in, r.header[:PrefixSize]); err != nil {
-		if errors.Is(err, io.EOF) {
+	if err := r.fill(PrefixSize); err != nil {
+		if r.w == r.r && errors.Is(err, io.EOF) {
 			return Frame{}, io.EOF
 		}
-		return Frame{}, fmt.Errorf("read frame length: %w", err)
+		return Frame{}, fmt.Errorf("read frame length: %w", unexpected(err))
 	}
-	length := binary.BigEndian.Uint32(r.header[:PrefixSize])
+	length := binary.BigEndian.Uint32(r.buf[r.r:])
 	if length < HeaderSize || length > MaxFrame {
 		return Frame{}, fmt.Errorf("%w: length %d outside %d..%d", ErrFraming, length, HeaderSize, MaxFrame)
 	}
-	if _, err := io.ReadFull(r.in, r.header[PrefixSize:]); err != nil {
+	if err := r.fill(PrefixSize + HeaderSize); err != nil {
 		return Frame{}, fmt.Errorf("read frame header: %w", unexpected(err))
 	}
-	typ := Type(r.header[PrefixSize])
-	id := binary.BigEndian.Uint32(r.header[PrefixSize+1:])
-	jsonLength := binary.BigEndian.Uint32(r.header[PrefixSize+5:])
+	header := r.buf[r.r : r.r+PrefixSize+HeaderSize]
+	typ := Type(header[PrefixSize])
+	id := binary.BigEndian.Uint32(header[PrefixSize+1:])
+	jsonLength := binary.BigEndian.Uint32(header[PrefixSize+5:])
 	rest := length - HeaderSize
 	if jsonLength > rest {
 		return Frame{}, fmt.Errorf("%w: jsonLength %d exceeds frame length %d", ErrFraming, jsonLength, length)
 	}
+	r.r += PrefixSize + HeaderSize
 	body := make([]byte, rest)
-	if _, err := io.ReadFull(r.in, body); err != nil {
+	if err := r.readFull(body); err != nil {
 		return Frame{}, fmt.Errorf("read frame body: %w", unexpected(err))
 	}
 	f := Frame{Type: typ, ID: id, JSON: body[:jsonLength:jsonLength], Payload: body[jsonLength:]}

@@ -2,10 +2,14 @@
 // errors, pings, watch events) is always drained before the bulk queue (command output, command results, large
 // payloads), so a chatty command never delays a ping or the answer to a cancel. Bulk bytes are counted so that
 // producers can wait for room instead of buffering without bound.
+//
+// Frames that are waiting together leave together: the writer takes every queued control frame and a bounded
+// run of bulk frames, and writes them with one (vectored) system call, large payloads straight from their own
+// memory. A burst of a thousand small replies costs one write and one wake-up of the peer, not a thousand.
 package output
 
 import (
-	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,8 +29,16 @@ const (
 	DefaultControlLimit = 1024
 	// DefaultRecheck is how often a blocked WaitForRoom or Send re-checks even without a wake-up.
 	DefaultRecheck = 100 * time.Millisecond
-	// DefaultBufferSize is the size of the buffered writer over stdout.
-	DefaultBufferSize = 1 << 20
+	// DefaultBufferSize bounds the bulk bytes written in one batch (a single larger frame still goes whole), so a
+	// control frame that arrives meanwhile waits for at most about this much bulk data.
+	DefaultBufferSize = 256 << 10
+	// maxBatchFrames bounds the frames of one batch, keeping the vector of a vectored write short.
+	maxBatchFrames = 256
+	// inlinePayload is the largest payload copied into the batch buffer; larger ones are written from their own
+	// memory.
+	inlinePayload = 16 << 10
+	// MaxMergedPayload bounds the payload SendMerging builds by appending to a queued frame.
+	MaxMergedPayload = 256 << 10
 )
 
 // ErrClosed is returned for frames offered after the writer closed, or after a write error stopped it.
@@ -76,6 +88,10 @@ type item struct {
 	size    int
 	bulk    bool
 	counter *Counter
+	// mergeKey, when set, lets SendMerging append later payloads of the same key and JSON to this frame.
+	mergeKey any
+	// merged is true once payload is memory of the writer's own, with room to grow.
+	merged bool
 }
 
 // fifo is a slice-backed queue that reuses its storage once drained.
@@ -106,10 +122,15 @@ func (q *fifo) pop() item {
 	return it
 }
 
-// Writer owns stdout: one goroutine writes every frame, flushing after each.
+// Writer owns stdout: one goroutine writes every frame; frames queued together are written together, and
+// nothing stays buffered once the queues are empty.
 type Writer struct {
 	cfg Config
-	out *bufio.Writer
+	out sink
+	// batch and scratch are the writer goroutine's reusable storage for one batch.
+	batch   []item
+	scratch []byte
+	vec     [][]byte
 
 	mu        sync.Mutex
 	control   fifo
@@ -129,7 +150,7 @@ func New(w io.Writer, cfg Config) *Writer {
 	cfg = cfg.withDefaults()
 	o := &Writer{
 		cfg:     cfg,
-		out:     bufio.NewWriterSize(w, cfg.BufferSize),
+		out:     newSink(w),
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -142,10 +163,15 @@ func New(w io.Writer, cfg Config) *Writer {
 // closes); bulk frames never block here — producers call WaitForRoom first. The JSON and payload must not be
 // modified afterwards. A frame over the size limit fails with frame.ErrTooLarge and leaves the writer working.
 func (o *Writer) Send(queue proto.Queue, f frame.Frame, counter *Counter) error {
+	return o.send(queue, f, counter, nil)
+}
+
+func (o *Writer) send(queue proto.Queue, f frame.Frame, counter *Counter, mergeKey any) error {
 	it, err := newItem(queue, f, counter)
 	if err != nil {
 		return err
 	}
+	it.mergeKey = mergeKey
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if queue != proto.BulkQueue {
@@ -154,6 +180,58 @@ func (o *Writer) Send(queue proto.Queue, f frame.Frame, counter *Counter) error 
 		}
 	}
 	return o.enqueueLocked(it)
+}
+
+// SendMerging is Send for a stream of events whose payloads may be joined (command output): when the last frame
+// waiting in the queue came from the same key with the same JSON, and the joined payload stays within
+// MaxMergedPayload, f's payload is appended to it instead of queuing another frame. A producer that is faster
+// than the connection thus sends fewer, larger frames, in the same order, without ever waiting to batch.
+func (o *Writer) SendMerging(queue proto.Queue, f frame.Frame, counter *Counter, key any) error {
+	if key == nil {
+		return o.Send(queue, f, counter)
+	}
+	o.mu.Lock()
+	merged := o.mergeLocked(queue, f, key)
+	o.mu.Unlock()
+	if merged {
+		return nil
+	}
+	return o.send(queue, f, counter, key)
+}
+
+// mergeLocked appends f's payload to the last queued frame of the queue if it came from key with the same JSON.
+func (o *Writer) mergeLocked(queue proto.Queue, f frame.Frame, key any) bool {
+	q := &o.control
+	if queue == proto.BulkQueue {
+		q = &o.bulk
+	}
+	if o.closing || q.len() == 0 {
+		return false
+	}
+	last := &q.items[len(q.items)-1]
+	joined := len(last.payload) + len(f.Payload)
+	if last.mergeKey != key || last.header[frame.PrefixSize] != byte(f.Type) ||
+		binary.BigEndian.Uint32(last.header[frame.PrefixSize+1:]) != f.ID || joined > MaxMergedPayload ||
+		string(last.json) != string(f.JSON) {
+		return false
+	}
+	header, err := frame.Header(f.Type, f.ID, len(last.json), joined)
+	if err != nil {
+		return false
+	}
+	if !last.merged || cap(last.payload) < joined {
+		// Room for what is likely to follow, so a run of small events costs amortized linear copying.
+		grown := make([]byte, len(last.payload), min(MaxMergedPayload, max(2*joined, 64<<10)))
+		copy(grown, last.payload)
+		last.payload, last.merged = grown, true
+	}
+	last.payload = append(last.payload, f.Payload...)
+	last.header = header
+	last.size += len(f.Payload)
+	if last.bulk {
+		o.bulkBytes += len(f.Payload)
+	}
+	return true
 }
 
 // TrySend queues a control-queue frame only if that needs no waiting; it reports whether the frame was queued.
@@ -300,13 +378,16 @@ func (o *Writer) Wait() error {
 func (o *Writer) run() {
 	defer close(o.done)
 	for {
-		it, ok := o.next()
-		if !ok {
+		if !o.next() {
 			return
 		}
-		err := o.write(&it)
+		err := o.write()
 		o.mu.Lock()
-		o.settleLocked(it)
+		for i := range o.batch {
+			o.settleLocked(o.batch[i])
+			o.batch[i] = item{}
+		}
+		o.batch = o.batch[:0]
 		if err != nil {
 			o.failLocked(err)
 			o.mu.Unlock()
@@ -317,34 +398,74 @@ func (o *Writer) run() {
 	}
 }
 
-// next pops the next frame, control first; it reports false when the writer is closing and nothing is left.
-func (o *Writer) next() (item, bool) {
+// next fills o.batch with the frames to write next: every waiting control frame first, then bulk frames up to
+// the batch size (at least one). It reports false when the writer is closing and nothing is left.
+func (o *Writer) next() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for {
-		switch {
-		case o.control.len() > 0:
-			return o.control.pop(), true
-		case o.bulk.len() > 0:
-			return o.bulk.pop(), true
-		case o.closing:
+	for o.control.len() == 0 && o.bulk.len() == 0 {
+		if o.closing {
 			o.notifyLocked()
-			return item{}, false
+			return false
 		}
 		o.mu.Unlock()
 		<-o.wake
 		o.mu.Lock()
 	}
+	for o.control.len() > 0 && len(o.batch) < maxBatchFrames {
+		o.batch = append(o.batch, o.control.pop())
+	}
+	bulkBytes := 0
+	for o.bulk.len() > 0 && len(o.batch) < maxBatchFrames && (bulkBytes == 0 || bulkBytes < o.cfg.BufferSize) {
+		it := o.bulk.pop()
+		bulkBytes += it.size
+		o.batch = append(o.batch, it)
+	}
+	return true
 }
 
-func (o *Writer) write(it *item) error {
-	for _, part := range [][]byte{it.header[:], it.json, it.payload} {
-		if _, err := o.out.Write(part); err != nil {
-			return fmt.Errorf("write frame: %w", err)
+// write writes o.batch in order with one vectored write: headers, JSON and small payloads are copied into one
+// buffer, large payloads are written from their own memory.
+func (o *Writer) write() error {
+	o.scratch = o.scratch[:0]
+	// First copy, remembering where each piece lies (the scratch buffer may move while it grows) …
+	type piece struct {
+		start, end int    // a range of o.scratch, when payload is nil
+		payload    []byte // a payload written in place
+	}
+	pieces := make([]piece, 0, 2*len(o.batch)+1)
+	start := 0
+	for i := range o.batch {
+		it := &o.batch[i]
+		o.scratch = append(o.scratch, it.header[:]...)
+		o.scratch = append(o.scratch, it.json...)
+		if len(it.payload) <= inlinePayload {
+			o.scratch = append(o.scratch, it.payload...)
+			continue
+		}
+		pieces = append(pieces, piece{start: start, end: len(o.scratch)}, piece{payload: it.payload})
+		start = len(o.scratch)
+	}
+	if start < len(o.scratch) {
+		pieces = append(pieces, piece{start: start, end: len(o.scratch)})
+	}
+	// … then point at them.
+	o.vec = o.vec[:0]
+	for _, p := range pieces {
+		if p.payload != nil {
+			o.vec = append(o.vec, p.payload)
+		} else if p.end > p.start {
+			o.vec = append(o.vec, o.scratch[p.start:p.end])
 		}
 	}
-	if err := o.out.Flush(); err != nil {
-		return fmt.Errorf("flush frame: %w", err)
+	err := o.out.writeVec(o.vec)
+	clear(o.vec)
+	if cap(o.scratch) > 4*o.cfg.BufferSize {
+		// One huge burst must not pin its memory for the rest of the connection.
+		o.scratch = nil
+	}
+	if err != nil {
+		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package output
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -356,4 +358,72 @@ func (s *syncBuffer) Bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Clone(s.buf.Bytes())
+}
+
+func TestSendMergingJoinsWaitingEventsInOrder(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{})
+	var counter Counter
+	stdout, stderr := []byte(`{"stream":"stdout"}`), []byte(`{"stream":"stderr"}`)
+	event := func(id uint32, json []byte, text string) frame.Frame {
+		return frame.Frame{Type: frame.Event, ID: id, JSON: json, Payload: []byte(text)}
+	}
+	keyA, keyB := new(int), new(int)
+	// The first frame gets stuck in the gated write: it is no longer waiting, so nothing joins it.
+	sends := []struct {
+		f   frame.Frame
+		key any
+	}{
+		{event(1, stdout, "a"), keyA},
+		{event(1, stdout, "b"), keyA},
+		{event(1, stdout, "c"), keyA},
+		{event(1, stderr, "d"), keyA},
+		{event(1, stderr, "e"), keyA},
+		{event(2, stderr, "f"), keyB},
+		{event(1, stderr, "g"), keyA},
+		{event(1, stderr, strings.Repeat("h", MaxMergedPayload)), keyA},
+		{event(1, stderr, "i"), nil},
+		{event(1, stderr, "j"), keyA},
+	}
+	for i, s := range sends {
+		if err := w.SendMerging(proto.BulkQueue, s.f, &counter, s.key); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			<-g.entered
+		}
+	}
+	if got := counter.Unsent(); got != 8 {
+		t.Fatalf("%d frames counted, want 8", got)
+	}
+	want := 0
+	for _, s := range sends {
+		want += frame.HeaderSize + len(s.f.JSON) + len(s.f.Payload)
+	}
+	// The two joined frames no longer count their own headers and JSON; the frame being written still counts.
+	want -= 2 * (frame.HeaderSize + len(stdout))
+	if got := w.BulkUnsent(); got != want {
+		t.Fatalf("BulkUnsent accounts %d bytes, want %d", got, want)
+	}
+	g.open()
+	w.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range g.frames(t) {
+		text := string(f.Payload)
+		if len(text) > 10 {
+			text = text[:1] + "…" + text[len(text)-1:]
+		}
+		got = append(got, fmt.Sprintf("%d%s:%s", f.ID, string(f.JSON[11:17]), text))
+	}
+	wantFrames := []string{"1stdout:a", "1stdout:bc", "1stderr:de", "2stderr:f", "1stderr:g", "1stderr:h…h",
+		"1stderr:i", "1stderr:j"}
+	if fmt.Sprint(got) != fmt.Sprint(wantFrames) {
+		t.Fatalf("frames %v, want %v", got, wantFrames)
+	}
+	if counter.Unsent() != 0 || w.BulkUnsent() != 0 {
+		t.Fatalf("after drain: counter %d, bulk %d", counter.Unsent(), w.BulkUnsent())
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/output"
@@ -73,8 +75,25 @@ func (s *server) request(f frame.Frame) {
 	}
 }
 
-// parseRequest checks that a request's JSON is an object and returns its op.
+// parseRequest checks that a request's JSON is an object and returns its op. Every request passes here, so the
+// usual shape (a valid object whose keys have no escapes) is scanned without building a map of its fields.
 func parseRequest(raw []byte) (string, *proto.Failure) {
+	if !json.Valid(raw) {
+		return "", proto.Invalid("invalid JSON")
+	}
+	rawOp, found, ok := topLevelOp(raw)
+	if !ok {
+		return parseRequestSlowly(raw)
+	}
+	if !found {
+		return "", proto.Invalid("unknown operation undefined")
+	}
+	return opName(rawOp)
+}
+
+// parseRequestSlowly is parseRequest by way of a full decode, for what the scanner leaves alone (keys with
+// escapes, JSON that is not an object).
+func parseRequestSlowly(raw []byte) (string, *proto.Failure) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return "", proto.Invalid("invalid JSON")
@@ -82,6 +101,17 @@ func parseRequest(raw []byte) (string, *proto.Failure) {
 	rawOp, ok := fields["op"]
 	if !ok {
 		return "", proto.Invalid("unknown operation undefined")
+	}
+	return opName(rawOp)
+}
+
+// opName decodes the raw value of "op", which must be a string.
+func opName(rawOp []byte) (string, *proto.Failure) {
+	if len(rawOp) >= 2 && rawOp[0] == '"' {
+		text := rawOp[1 : len(rawOp)-1]
+		if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+			return string(text), nil
+		}
 	}
 	var op string
 	if len(rawOp) == 0 || rawOp[0] != '"' || json.Unmarshal(rawOp, &op) != nil {
@@ -256,13 +286,17 @@ func (e *emitter) Emit(queue proto.Queue, event map[string]any, payload []byte) 
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", e.call.Op, err)
 	}
+	f := frame.Frame{Type: frame.Event, ID: e.call.ID, JSON: raw, Payload: payload}
 	if queue == proto.BulkQueue {
 		e.usedBulk.Store(true)
 		if err := e.waitForRoom(); err != nil {
 			return err
 		}
+		// Bulk events of one request (command output) may be joined while they wait; equal JSON keeps each
+		// stream's text apart and in order.
+		return e.s.out.SendMerging(queue, f, &e.unsent, e)
 	}
-	return e.s.out.Send(queue, frame.Frame{Type: frame.Event, ID: e.call.ID, JSON: raw, Payload: payload}, &e.unsent)
+	return e.s.out.Send(queue, f, &e.unsent)
 }
 
 // Unsent reports how many of this request's event frames are not written yet.

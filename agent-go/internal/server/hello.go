@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 
@@ -39,14 +40,29 @@ func features(extra []string, ops ...map[string]proto.Handler) []string {
 	return slices.Compact(out)
 }
 
-// hello answers the first request of a connection. The requested protocol is ignored: the agent speaks 1.
+// hello answers the first request of a connection (and any later one). The requested protocol is ignored: the
+// agent speaks 1. The answer never changes, so it is encoded once.
 func (s *server) hello() proto.Reply {
+	s.helloOnce.Do(func() {
+		raw, err := json.Marshal(s.helloFields())
+		if err == nil {
+			s.helloJSON = raw
+		}
+	})
+	if s.helloJSON == nil {
+		return proto.Reply{JSON: s.helloFields()}
+	}
+	return proto.Reply{JSON: s.helloJSON}
+}
+
+// helloFields are hello's result fields.
+func (s *server) helloFields() map[string]any {
 	info := s.cfg.Info
 	driveCwds := info.DriveCwds
 	if driveCwds == nil {
 		driveCwds = map[string]string{}
 	}
-	return proto.Reply{JSON: map[string]any{
+	return map[string]any{
 		"protocol":  Protocol,
 		"version":   version.Version,
 		"os":        info.OS,
@@ -58,5 +74,5 @@ func (s *server) hello() proto.Reply {
 		"driveCwds": driveCwds,
 		"pid":       os.Getpid(),
 		"features":  s.features,
-	}}
+	}
 }

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,10 @@ type server struct {
 	lastSeen  atomic.Int64 // nanoseconds since start of the last received byte
 	stopping  chan struct{}
 	closeOnce sync.Once
+
+	// helloJSON is hello's result, encoded on first use.
+	helloOnce sync.Once
+	helloJSON json.RawMessage
 }
 
 // Serve runs one connection over in and out until the input ends (nil), breaks (an error wrapping

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// pollable returns f unchanged: only Unix pipes and sockets are switched to the poller.
+func pollable(f *os.File) *os.File { return f }
