@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/nodefmt"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
@@ -119,38 +120,14 @@ func validateArguments(spec *spawnSpec) *proto.Failure {
 	}
 	for _, e := range spec.env {
 		if strings.ContainsRune(e.key, 0) || strings.ContainsRune(e.value, 0) {
-			return nulError("The property 'options.env["+jsQuote(e.key)+"]'", e.value)
+			return nulError("The property 'options.env["+nodefmt.InspectString(e.key)+"]'", e.value)
 		}
 	}
 	return nil
 }
 
 func nulError(subject, value string) *proto.Failure {
-	return spawnError(subject + " must be a string without null bytes. Received " + jsQuote(value))
-}
-
-// jsQuote formats a string roughly as Node's util.inspect does: single quotes, control characters escaped.
-func jsQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for _, r := range s {
-		switch {
-		case r == '\'':
-			b.WriteString(`\'`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7F:
-			b.WriteString(`\x` + strconv.FormatInt(int64(r)+0x100, 16)[1:])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
+	return spawnError(subject + " must be a string without null bytes. Received " + nodefmt.InspectString(value))
 }
 
 // isLegacyWSLBash reports whether path is Windows' legacy WSL launcher (%SystemRoot%\System32\bash.exe or

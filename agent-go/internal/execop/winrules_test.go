@@ -138,9 +138,3 @@ func TestIsLegacyWSLBash(t *testing.T) {
 		}
 	}
 }
-
-func TestJSQuote(t *testing.T) {
-	if got := jsQuote("a\x00b'\n\x1b"); got != `'a\x00b\'\n\x1b'` {
-		t.Fatalf("got %s", got)
-	}
-}

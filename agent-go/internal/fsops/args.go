@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/nodefmt"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
@@ -20,7 +21,7 @@ func requirePath(op, argument string, value *string) (string, *proto.Failure) {
 		return "", &proto.Failure{
 			Code: "ERR_INVALID_ARG_VALUE",
 			Message: "The argument '" + argument + "' must be a string, Uint8Array, or URL without null bytes. " +
-				"Received " + inspectString(*value),
+				"Received " + nodefmt.InspectString(*value),
 		}
 	}
 	return *value, nil
@@ -33,31 +34,6 @@ func decodePath(call *proto.Call, args any, field **string, argument string) (st
 		return "", f
 	}
 	return requirePath(call.Op, argument, *field)
-}
-
-// inspectString quotes s roughly the way Node's util.inspect does in that message.
-func inspectString(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for _, r := range s {
-		switch {
-		case r == '\'':
-			b.WriteString(`\'`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7F:
-			const hex = "0123456789ABCDEF"
-			b.WriteString(`\x`)
-			b.WriteByte(hex[r>>4])
-			b.WriteByte(hex[r&15])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // integer checks a numeric field: a whole number within [lowest, highest].
