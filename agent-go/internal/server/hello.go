@@ -10,7 +10,7 @@ import (
 )
 
 // ExecFeatures are the Outpost additions to exec, announced when the agent serves exec.
-var ExecFeatures = []string{"exec.window"}
+var ExecFeatures = []string{"exec.envUnset", "exec.window"}
 
 // protocol1Ops are the operations of pi-env protocol 1; any other served op is an Outpost addition and is
 // listed in hello's features.

@@ -55,7 +55,7 @@ func TestHello(t *testing.T) {
 		features = append(features, v.(string))
 	}
 	// Served ops beyond protocol 1 are announced; protocol 1 ops (echo is not one, exec is) are judged by name.
-	wantFeatures := []string{"aborted", "big", "block", "echo", "exec.window", "fail", "huge", "listFiles", "panic",
+	wantFeatures := []string{"aborted", "big", "block", "echo", "exec.envUnset", "exec.window", "fail", "huge", "listFiles", "panic",
 		"plainError", "zz.extra"}
 	if !slices.Equal(features, wantFeatures) {
 		t.Errorf("features %v, want %v", features, wantFeatures)
@@ -442,7 +442,7 @@ func TestFeatures(t *testing.T) {
 		want  []string
 	}{
 		{"nothing beyond protocol 1", nil, []map[string]proto.Handler{{"lstat": noop, "close": noop}}, []string{}},
-		{"exec brings its additions", nil, []map[string]proto.Handler{{"exec": noop}}, []string{"exec.window"}},
+		{"exec brings its additions", nil, []map[string]proto.Handler{{"exec": noop}}, []string{"exec.envUnset", "exec.window"}},
 		{"new ops and extras, sorted, once", []string{"b.extra", "listFiles"},
 			[]map[string]proto.Handler{{"listFiles": noop, "watch": noop}, {"a.op": noop}},
 			[]string{"a.op", "b.extra", "listFiles"}},
