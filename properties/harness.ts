@@ -3,9 +3,11 @@
  *
  * - `NUM_RUNS_SCALE` (default 1) multiplies every property's number of runs and the test timeouts; the CI
  *   default keeps all property files together around two minutes on two slow cores, `make properties-nightly`
- *   sets 50.
+ *   sets 50. Above 1 a budget run must mean something: a property that completes fewer than half of its runs
+ *   within its time limit fails (at 1 that is only logged, since CI machines vary).
  * - `OUTPOST_PROP_SEED` fixes the seed (otherwise a random one), `OUTPOST_PROP_PATH` replays one shrunk
  *   counterexample. The seed is always printed, and a failure prints the command that replays it.
+ * - Every property prints its totals, `[properties] <name>: N runs[, M operations]`, for the nightly's summary.
  */
 import fc from "fast-check";
 import { it } from "vitest";
@@ -89,6 +91,34 @@ export interface CheckOptions<Ts extends unknown[]> {
   describe?: (values: Ts) => string;
   /** Re-runs a counterexample and explains what differed (e.g. the first differing step). */
   explain?: (values: Ts) => Promise<string>;
+  /**
+   * A running count of the operations the property has executed (sequence properties); the totals line reports
+   * how much it grew during the check.
+   */
+  operations?: () => number;
+}
+
+/** The fewest completed runs, as a share of the requested ones, that a scaled-up run accepts from the time limit. */
+const MIN_SHARE_OF_RUNS = 0.5;
+
+/**
+ * The verdict on a run cut short by the time limit: `undefined` if acceptable, otherwise why. Only scaled-up runs
+ * (NUM_RUNS_SCALE > 1) are held to the budget; at the CI scale a short run is logged instead.
+ */
+export function budgetShortfall(
+  name: string,
+  completed: number,
+  requested: number,
+  interrupted: boolean,
+  scale: number = NUM_RUNS_SCALE,
+): string | undefined {
+  if (!interrupted || completed >= requested * MIN_SHARE_OF_RUNS) return undefined;
+  const message =
+    `${name}: only ${completed} of ${requested} runs completed within the time limit ` +
+    `(under ${MIN_SHARE_OF_RUNS * 100}%, NUM_RUNS_SCALE=${scale})`;
+  if (scale > 1) return message;
+  console.log(`[properties] ${message}; not a failure at this scale`);
+  return undefined;
 }
 
 /**
@@ -103,6 +133,7 @@ export async function checkProperty<Ts extends unknown[]>(
     `[properties] ${options.name}: seed ${SEED}${REPLAY_PATH === undefined ? "" : `, path ${REPLAY_PATH}`}, ` +
       `${options.numRuns} runs (NUM_RUNS_SCALE=${NUM_RUNS_SCALE})`,
   );
+  const operationsBefore = options.operations?.() ?? 0;
   const details = await fc.check(property, {
     seed: SEED,
     ...(REPLAY_PATH === undefined ? {} : { path: REPLAY_PATH }),
@@ -110,10 +141,14 @@ export async function checkProperty<Ts extends unknown[]>(
     interruptAfterTimeLimit: options.timeLimitMs,
     ...(options.runTimeoutMs === undefined ? {} : { timeout: options.runTimeoutMs }),
   });
+  const operations = options.operations === undefined ? "" : `, ${options.operations() - operationsBefore} operations`;
+  console.log(`[properties] ${options.name}: ${details.numRuns} runs${operations}`);
   if (!details.failed) {
     console.log(
       `[properties] ${options.name}: ${details.numRuns} runs passed${details.interrupted ? " (time limit)" : ""}`,
     );
+    const shortfall = budgetShortfall(options.name, details.numRuns, options.numRuns, details.interrupted);
+    if (shortfall !== undefined) throw new Error(`${shortfall}: the budget was not met, so the run proves too little`);
     return;
   }
   if (details.counterexample === null) {

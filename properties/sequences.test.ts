@@ -32,6 +32,9 @@ interface Step {
 const fixture = propertyFixture();
 const { reference, targets } = fixture;
 
+/** Operations executed per target (runs, shrinking and replays alike), for the property's totals line. */
+const executed = new Map<Target, number>();
+
 /**
  * The trace running now. Traces never overlap: a run fast-check abandoned (time limit, run timeout) keeps going
  * in the background, and it must not see a later run's `cwd` on the env they share.
@@ -59,6 +62,7 @@ async function traceNow(target: Target, ops: readonly Op[], label: string, messa
         // Operations return Results; a throw is itself a divergence worth seeing.
         result = { threw: state.normalizer.value(error), message: String((error as Error)?.message) };
       }
+      executed.set(target, (executed.get(target) ?? 0) + 1);
       steps.push({ step: index + 1, op: describeOp(op), result });
       if (result === HUNG) break;
     }
@@ -134,6 +138,7 @@ for (const target of targets) {
       runTimeoutMs: 4 * OP_DEADLINE_MS,
       describe: ([ops]) => renderSequence(ops),
       explain: ([ops]) => explain(target, ops),
+      operations: () => executed.get(target) ?? 0,
     },
   );
 }

@@ -4,14 +4,26 @@
  * Every property file gets one sandbox directory: roots of the runs are made inside it, and `TMPDIR` points into
  * it, so temp directories, temp files and spill files of every env land there and are removed with it. `TMPDIR`
  * is set before any agent starts, so the agents and the in-process reference agree on the temp directory.
+ *
+ * Every process a file starts carries the file's marker variable (`processMarker`): the agents in their own
+ * environment (the pipe's argv sets it; the local agent inherits it from `process.env`, set with `TMPDIR`) and
+ * every command through `shellEnv`. Commands that inherit nothing still run inside the sandbox. After a file's
+ * tests, once every agent is closed, no live process may carry the marker or run inside the sandbox.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import { markedArgv, markerEnv, newProcessMarker, waitForNoLeftovers } from "../spec/test/processes.js";
 import { Normalizer, type Spellings } from "./normalize.js";
+
+/** The variable that marks every agent and command of this property file's run (unique per file). */
+export const processMarker = newProcessMarker("OUTPOST_PROPERTIES_RUN");
+
+/** The `shellEnv` of every env: the marker. */
+const markedShellEnv = markerEnv(processMarker);
 
 /** One env under test, reused across runs: each run gives it a fresh root as its `cwd`. */
 export interface Target {
@@ -32,7 +44,9 @@ export interface Sandbox {
   normalizer(root: string, options?: { messages?: boolean }): Normalizer;
   /** Removes one root and its parent (ignoring errors: a sequence may have removed the root already). */
   drop(root: string): void;
-  /** Removes everything and restores `TMPDIR`. */
+  /** Live processes of this file left after the agents stopped (see `processMarker`), as `pid command` lines. */
+  leftovers(): Promise<string[]>;
+  /** Removes everything and restores `TMPDIR` and the marker variable. */
   dispose(): void;
 }
 
@@ -43,6 +57,8 @@ export function createSandbox(): Sandbox {
   mkdirSync(tmp);
   const previousTmpdir = process.env.TMPDIR;
   process.env.TMPDIR = tmp;
+  // The local agent is spawned with this process's environment: this is how it carries the marker.
+  process.env[processMarker.name] = processMarker.value;
   let counter = 0;
   return {
     base,
@@ -61,7 +77,11 @@ export function createSandbox(): Sandbox {
     drop(root) {
       rmSync(dirname(root), { recursive: true, force: true });
     },
+    leftovers() {
+      return waitForNoLeftovers({ marker: processMarker, dirs: [base] });
+    },
     dispose() {
+      delete process.env[processMarker.name];
       if (previousTmpdir === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previousTmpdir;
       rmSync(base, { recursive: true, force: true });
@@ -81,7 +101,7 @@ function spellingsOf(path: string): string[] {
 export function referenceTarget(): Target {
   return {
     name: "reference NodeExecutionEnv",
-    at: (root) => new NodeExecutionEnv({ cwd: root }),
+    at: (root) => new NodeExecutionEnv({ cwd: root, shellEnv: markedShellEnv }),
     close: async () => {},
   };
 }
@@ -115,7 +135,7 @@ function reusedEnv(name: string, create: (root: string) => ExecutionEnv, stop: (
 export function localTarget(): Target {
   return reusedEnv(
     "LocalExecutionEnv",
-    (root) => new LocalExecutionEnv({ cwd: root }),
+    (root) => new LocalExecutionEnv({ cwd: root, shellEnv: markedShellEnv }),
     async () => {},
   );
 }
@@ -126,8 +146,10 @@ export function remoteTarget(): Target {
   return reusedEnv(
     "RemoteExecutionEnv over a pipe",
     (root) => {
-      connection = new Connection({ command: ["sh", "-c", 'exec "$0" "$@"', packagedAgent()] });
-      return new RemoteExecutionEnv({ connection, id: "outpost:properties", cwd: root });
+      connection = new Connection({
+        command: markedArgv(processMarker, ["sh", "-c", 'exec "$0" "$@"', packagedAgent()]),
+      });
+      return new RemoteExecutionEnv({ connection, id: "outpost:properties", cwd: root, shellEnv: markedShellEnv });
     },
     async () => {
       await connection?.close();
@@ -151,8 +173,9 @@ export interface PropertyFixture {
 
 /**
  * Sets up a property file (call once, at its top level): the sandbox is created before the file's tests, so
- * `TMPDIR` points into it before any agent starts; after them every target's agent is stopped and the sandbox
- * removed. `targets` are the Outpost envs the file uses (by default both).
+ * `TMPDIR` points into it before any agent starts; after them every target's agent is stopped, the check that
+ * no agent or command of the file outlives that runs, and the sandbox is removed. `targets` are the Outpost envs
+ * the file uses (by default both).
  */
 export function propertyFixture(targets: readonly Target[] = outpostTargets()): PropertyFixture {
   const reference = referenceTarget();
@@ -161,8 +184,13 @@ export function propertyFixture(targets: readonly Target[] = outpostTargets()): 
     sandbox = createSandbox();
   });
   afterAll(async () => {
-    for (const target of [reference, ...targets]) await target.close();
-    sandbox?.dispose();
+    try {
+      for (const target of [reference, ...targets]) await target.close();
+      if (sandbox !== undefined)
+        expect(await sandbox.leftovers(), "processes outlived the agents' close()").toEqual([]);
+    } finally {
+      sandbox?.dispose();
+    }
   });
   return {
     reference,

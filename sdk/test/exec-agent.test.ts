@@ -1,9 +1,18 @@
-// CommandRunner against the real agent (runs once the agent implements exec).
+// CommandRunner against the real agent (runs once the agent implements exec). The agent and every command carry
+// a marker variable, so the last check can prove that none of them outlives `close()`.
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  canScanProcesses,
+  leftoverProcesses,
+  markedArgv,
+  markerEnv,
+  newProcessMarker,
+  waitForNoLeftovers,
+} from "../../spec/test/processes.js";
 import { Connection } from "../src/connection.js";
 import { type CommandEnv, CommandRunner } from "../src/exec.js";
 import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
@@ -11,6 +20,7 @@ import { implementedOps, realAgent } from "./fixtures/real-agent.js";
 
 const ops = await implementedOps(["exec"]);
 const context: Context = { abortSignal: undefined };
+const marker = newProcessMarker();
 
 describe.runIf(ops.has("exec"))("exec on the real agent", () => {
   let connection: Connection;
@@ -20,13 +30,18 @@ describe.runIf(ops.has("exec"))("exec on the real agent", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "outpost-exec-"));
-    connection = new Connection({ command: [realAgent!] });
+    connection = new Connection({ command: markedArgv(marker, [realAgent!]) });
     runner = new CommandRunner(connection);
-    env = { cwd: dir, resolve: async (path) => resolve(dir, path) };
+    env = { cwd: dir, resolve: async (path) => resolve(dir, path), shellEnv: markerEnv(marker) };
   });
   afterAll(async () => {
     await connection.close();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      // Neither the agent nor any command it started (marked, or running in the test directory) may survive.
+      expect(await waitForNoLeftovers({ marker, dirs: [dir] })).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   async function collect(command: string | string[], options: ShellExecOptions = {}, ctx = context) {
@@ -53,16 +68,42 @@ describe.runIf(ops.has("exec"))("exec on the real agent", () => {
   });
 
   it("runs an argv without a shell, in a resolved cwd, with only the given env", async () => {
-    const { result, stdout } = await collect(["/usr/bin/env"], { cwd: ".", inheritEnv: false, env: { ONLY: "x" } });
+    // Without inheritance shellEnv is dropped too, so the marker comes through `env` like any given variable.
+    const given = { ONLY: "x", ...markerEnv(marker) };
+    const { result, stdout } = await collect(["/usr/bin/env"], { cwd: ".", inheritEnv: false, env: given });
     expect(result).toEqual({ ok: true, value: { exitCode: 0 } });
-    expect(stdout).toBe("ONLY=x\n");
+    const expected = Object.entries(given).map(([name, value]) => `${name}=${value}`);
+    expect(stdout.split("\n").slice(0, -1).sort()).toEqual(expected.sort());
+    expect(stdout.endsWith("\n")).toBe(true);
+  });
+
+  it.runIf(canScanProcesses())("sees the marked agent and a marked command while they run", async () => {
+    // The positive control of the final leftover check: the scan must find what it later asserts is gone.
+    const { pid } = await connection.info();
+    const controller = new AbortController();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const command = runner.exec(
+      "echo up; exec sleep 5",
+      { onOutput: () => started() },
+      { abortSignal: controller.signal },
+      env,
+    );
+    await running;
+    const seen = leftoverProcesses({ marker });
+    controller.abort();
+    expect(await command).toMatchObject({ ok: false, error: { code: "aborted" } });
+    expect(seen.some((line) => line.startsWith(`${pid} `))).toBe(true);
+    expect(seen.some((line) => / sleep 5$/.test(line))).toBe(true);
   });
 
   it("never spawns with an invalid timeout", async () => {
-    const marker = join(dir, "spawned");
-    const result = await runner.exec(`touch ${marker}`, { timeout: -1 }, context, env);
+    const spawned = join(dir, "spawned");
+    const result = await runner.exec(`touch ${spawned}`, { timeout: -1 }, context, env);
     expect(result.ok ? undefined : result.error).toMatchObject({ code: "timeout" });
-    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(spawned)).toBe(false);
   });
 
   it("times out with the seconds in the message", async () => {

@@ -7,8 +7,7 @@
  * the marker variable `OUTPOST_CONFORMANCE_RUN` (through `shellEnv`) or runs inside the sandbox, which is how
  * `leftoverProcesses` recognises processes a case left running.
  */
-import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,12 @@ import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, Remote
 import { type EnvSettings, registerConformance } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  type LeftoverQuery,
+  newProcessMarker,
+  leftoverProcesses as scanLeftovers,
+  waitForNoLeftovers as waitForNoScannedLeftovers,
+} from "./processes.js";
 
 /** One env under test. */
 export interface Target {
@@ -26,10 +31,11 @@ export interface Target {
   close(): Promise<void>;
 }
 
+const marker = newProcessMarker("OUTPOST_CONFORMANCE_RUN");
 /** The variable that marks every command of this file's run. */
-export const markerName = "OUTPOST_CONFORMANCE_RUN";
+export const markerName = marker.name;
 /** Its value: unique per test file. */
-export const markerValue = randomUUID();
+export const markerValue = marker.value;
 
 const sandbox = realpathSync(mkdtempSync(join(tmpdir(), "outpost-conformance-")));
 const sandboxTmp = join(sandbox, "tmp");
@@ -38,6 +44,9 @@ process.env.TMPDIR = sandboxTmp;
 
 /** The sandbox of this test file (case directories and `TMPDIR` are inside it). */
 export const sandboxDir = sandbox;
+
+/** A leftover of this file: a live process with the marker, or one whose cwd is inside the sandbox. */
+const leftoverQuery: LeftoverQuery = { marker, dirs: [sandbox] };
 
 const noContext = { abortSignal: undefined };
 
@@ -119,51 +128,14 @@ export function target(name: string): Target {
   return found;
 }
 
-function processFacts(pid: string): { state: string; environ: string; cwd: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    const environ = readFileSync(`/proc/${pid}/environ`, "latin1");
-    const cwd = readlinkSync(`/proc/${pid}/cwd`);
-    return { state, environ, cwd };
-  } catch {
-    return undefined; // gone, a kernel thread, or not ours to inspect
-  }
-}
-
 /** Processes (not zombies) that carry this run's marker or run inside the sandbox: `pid command` lines. */
 export function leftoverProcesses(): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return []; // no /proc: the check cannot run on this platform
-  }
-  const marker = `${markerName}=${markerValue}\0`;
-  const found: string[] = [];
-  for (const pid of entries) {
-    if (pid === String(process.pid)) continue;
-    const facts = processFacts(pid);
-    if (!facts || facts.state === "Z") continue;
-    if (facts.environ.includes(marker) || facts.cwd === sandbox || facts.cwd.startsWith(`${sandbox}/`)) {
-      let command = "";
-      try {
-        command = readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " ").trim();
-      } catch {}
-      found.push(`${pid} ${command}`);
-    }
-  }
-  return found;
+  return scanLeftovers(leftoverQuery);
 }
 
 /** Waits up to `ms` for leftover processes to go (killed processes take a moment to die). */
-export async function waitForNoLeftovers(ms = 3000): Promise<string[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const left = leftoverProcesses();
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+export function waitForNoLeftovers(ms = 3000): Promise<string[]> {
+  return waitForNoScannedLeftovers(leftoverQuery, ms);
 }
 
 /** Removes the sandbox. */
