@@ -9,6 +9,7 @@ targets=(
   "FuzzFrameDecoder ./agent-go/internal/frame/"
   "FuzzDispatch ./agent-go/internal/server/"
   "FuzzParseRequest ./agent-go/internal/server/"
+  "FuzzOps ./agent-go/internal/fsops/"
 )
 
 for entry in "${targets[@]}"; do

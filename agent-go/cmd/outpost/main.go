@@ -114,15 +114,12 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
+	cfg := serverConfig(token, stop)
+	if in, ok := stdin.(*os.File); ok {
+		cfg.PeerGone = func() bool { return hungUp(in) }
+	}
 	stdin = tuneStdio(stdin, stdout)
-	info := sysinfo.Current()
-	err := server.Serve(stdin, stdout, server.Config{
-		Token:    token,
-		Info:     &info,
-		Files:    fsops.New(),
-		Commands: execop.New(info.TempDir),
-		Stop:     stop,
-	})
+	err := server.Serve(stdin, stdout, cfg)
 	switch {
 	case err == nil:
 		return 0
@@ -132,5 +129,18 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "outpost: %v\n", err)
 		return 1
+	}
+}
+
+// serverConfig is the connection's configuration: the real file operations and commands, and every timing and
+// queue size left at the server's defaults.
+func serverConfig(token string, stop <-chan struct{}) server.Config {
+	info := sysinfo.Current()
+	return server.Config{
+		Token:    token,
+		Info:     &info,
+		Files:    fsops.New(),
+		Commands: execop.New(info.TempDir),
+		Stop:     stop,
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/execop"
+	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
 	"github.com/outpost-dev/outpost/agent-go/internal/version"
 )
 
@@ -60,5 +63,44 @@ func TestServeIOFailure(t *testing.T) {
 	status := run([]string{"serve", "--token", "ab"}, strings.NewReader(""), failingWriter{}, &stderr)
 	if status != 1 || !strings.HasPrefix(stderr.String(), "outpost: ") || !strings.Contains(stderr.String(), "broken pipe") {
 		t.Fatalf("status %d, stderr %q", status, stderr.String())
+	}
+}
+
+// The agent serves with the protocol's timings and the documented pool and queue sizes: the configuration
+// serve builds, as the server completes it, has exactly these values (written out, not taken from the
+// constants, so a change to a default shows up here).
+func TestServeUsesDefaultTimingsAndSizes(t *testing.T) {
+	stop := make(chan struct{})
+	cfg := serverConfig("ab", stop).WithDefaults()
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"ping interval", cfg.PingInterval, 5 * time.Second},
+		{"silence limit", cfg.SilenceLimit, 30 * time.Second},
+		{"pool workers", cfg.Workers, 16},
+		{"pool queue depth", cfg.QueueDepth, 64},
+		{"queued chunk bytes", cfg.ChunkLimit, 64 << 20},
+		{"dedicated operations", cfg.MaxDedicated, 4096},
+		{"exit grace", cfg.ExitGrace, 2 * time.Second},
+		{"bulk output limit", cfg.Output.BulkLimit, 4 << 20},
+		{"control queue limit", cfg.Output.ControlLimit, 1024},
+		{"output recheck", cfg.Output.Recheck, 100 * time.Millisecond},
+		{"output batch size", cfg.Output.BufferSize, 256 << 10},
+		{"token", cfg.Token, "ab"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if _, ok := cfg.Files.(*fsops.Ops); !ok {
+		t.Errorf("file operations are %T, want *fsops.Ops", cfg.Files)
+	}
+	if _, ok := cfg.Commands.(*execop.Runner); !ok {
+		t.Errorf("commands are %T, want *execop.Runner", cfg.Commands)
+	}
+	if cfg.Info == nil || cfg.Info.TempDir == "" || cfg.Stop != (<-chan struct{})(stop) {
+		t.Errorf("machine info %+v or stop channel not passed through", cfg.Info)
 	}
 }

@@ -29,3 +29,7 @@ func enlargeBuffer(f *os.File, send bool) {
 		}
 	}
 }
+
+// pollHangUp is the extra poll event meaning the peer closed its end: POLLRDHUP, which Linux reports for a
+// socket whose peer shut down writing.
+const pollHangUp = unix.POLLRDHUP

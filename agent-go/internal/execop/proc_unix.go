@@ -46,15 +46,29 @@ type child struct {
 	state  *os.ProcessState
 }
 
+// shellSearch is where a string command's shell is looked for when none is configured. It is a value (not
+// literals inside selectShell) so tests can reach every fallback whatever the machine has installed.
+type shellSearch struct {
+	// bashPath is the bash tried first.
+	bashPath string
+	// lookup returns the first line printed by the bash lookup command, or "" when it fails.
+	lookup func() string
+}
+
+// unixShells is Durable's search: /bin/bash, then `which bash`.
+var unixShells = shellSearch{bashPath: "/bin/bash", lookup: func() string { return firstLineOf("which", "bash") }}
+
 // selectShell picks the shell for a string command: the configured one, /bin/bash, `which bash`, then sh.
-func selectShell(shellPath string) (string, *proto.Failure) {
+func selectShell(shellPath string) (string, *proto.Failure) { return unixShells.selectShell(shellPath) }
+
+func (s shellSearch) selectShell(shellPath string) (string, *proto.Failure) {
 	if shellPath != "" {
 		return customShell(shellPath)
 	}
-	if exists("/bin/bash") {
-		return "/bin/bash", nil
+	if exists(s.bashPath) {
+		return s.bashPath, nil
 	}
-	if found := firstLineOf("which", "bash"); found != "" && exists(found) {
+	if found := s.lookup(); found != "" && exists(found) {
 		return found, nil
 	}
 	return "sh", nil

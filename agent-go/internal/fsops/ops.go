@@ -24,6 +24,9 @@ const scanChunk = 64 << 10
 // Ops holds the handle table shared by the file operations of one connection.
 type Ops struct {
 	table *handles.Table[*fileHandle, *dirHandle]
+	// afterScanRead, when set, is called after every read of scanLines with the bytes read; tests use it to
+	// cancel a scan in the middle. It is nil in the agent.
+	afterScanRead func(n int)
 }
 
 // New returns the file operations with an empty handle table.

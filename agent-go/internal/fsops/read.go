@@ -192,6 +192,9 @@ func (o *Ops) scanLines(call *proto.Call) (proto.Reply, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fail(errno.FailHandle(err, "read"))
 		}
+		if o.afterScanRead != nil {
+			o.afterScanRead(n)
+		}
 		if call.Control != nil && call.Control.Aborted() {
 			return fail(&proto.Failure{Code: "aborted", Message: "aborted"})
 		}

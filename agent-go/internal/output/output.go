@@ -52,7 +52,8 @@ type Config struct {
 	BufferSize   int
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns the config a Writer runs with: every zero field replaced by its default.
+func (c Config) WithDefaults() Config {
 	if c.BulkLimit <= 0 {
 		c.BulkLimit = DefaultBulkLimit
 	}
@@ -147,7 +148,7 @@ type Writer struct {
 
 // New starts a Writer over w.
 func New(w io.Writer, cfg Config) *Writer {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	o := &Writer{
 		cfg:     cfg,
 		out:     newSink(w),

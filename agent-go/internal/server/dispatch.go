@@ -66,10 +66,7 @@ func (s *server) request(f frame.Frame) {
 	case s.dedicated[op] != nil:
 		s.spawn(call, s.dedicated[op])
 	case s.pool[op] != nil:
-		select {
-		case s.jobs <- job{call: call, handler: s.pool[op]}:
-		case <-s.stopping:
-		}
+		s.enqueue(job{call: call, handler: s.pool[op]})
 	default:
 		s.finish(call, proto.Reply{}, proto.Invalid("unknown operation "+op))
 	}
@@ -155,11 +152,34 @@ func (s *server) unregister(call *proto.Call) {
 	}
 }
 
+// enqueue hands a job to the pool; while the queue is full the reader waits here (backpressure).
+func (s *server) enqueue(j job) {
+	select {
+	case s.jobs <- j:
+		return
+	default:
+	}
+	s.blocked.Add(1)
+	defer s.blocked.Add(-1)
+	select {
+	case s.jobs <- j:
+	case <-s.stopping:
+	}
+}
+
 // writeChunk hands a chunk to the file operations from the reader goroutine, so chunks keep arrival order.
+// While the chunks handed over and not yet written reach the chunk limit, the reader waits here for room.
 func (s *server) writeChunk(call *proto.Call) {
+	size := int64(len(call.Payload))
+	if !s.reserveChunk(size) {
+		return // stopping: nobody will read the reply
+	}
 	var once sync.Once
 	done := func(reply proto.Reply, err error) {
-		once.Do(func() { s.finish(call, reply, err) })
+		once.Do(func() {
+			s.chunks.release(size)
+			s.finish(call, reply, err)
+		})
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -167,6 +187,58 @@ func (s *server) writeChunk(call *proto.Call) {
 		}
 	}()
 	s.cfg.Files.WriteChunk(call, done)
+}
+
+// reserveChunk waits until the chunk budget has room for size bytes and takes them; it returns false when the
+// connection stops first.
+func (s *server) reserveChunk(size int64) bool {
+	room, ok := s.chunks.reserve(size)
+	if ok {
+		return true
+	}
+	s.blocked.Add(1)
+	defer s.blocked.Add(-1)
+	for {
+		select {
+		case <-room:
+		case <-s.stopping:
+			return false
+		}
+		if room, ok = s.chunks.reserve(size); ok {
+			return true
+		}
+	}
+}
+
+// chunkBudget counts the writeChunk payload bytes handed to the file operations and not yet finished.
+type chunkBudget struct {
+	limit int64
+
+	mu     sync.Mutex
+	queued int64
+	// room is closed and replaced whenever bytes are released, waking a waiting reader.
+	room chan struct{}
+}
+
+// reserve takes size bytes if they fit, and otherwise returns a channel closed at the next release. A chunk
+// larger than the whole limit is let through once nothing else is queued, so it cannot wait forever.
+func (b *chunkBudget) reserve(size int64) (<-chan struct{}, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queued == 0 || b.queued+size <= b.limit {
+		b.queued += size
+		return nil, true
+	}
+	return b.room, false
+}
+
+// release returns size bytes to the budget.
+func (b *chunkBudget) release(size int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queued -= size
+	close(b.room)
+	b.room = make(chan struct{})
 }
 
 // spawn runs a long-lived operation (exec, watch) on a goroutine of its own.

@@ -30,6 +30,12 @@ const (
 	DefaultWorkers = 16
 	// DefaultQueueDepth is how many pool jobs may wait before the reader stops reading (backpressure).
 	DefaultQueueDepth = 64
+	// DefaultChunkLimit bounds the writeChunk payload bytes handed to the file operations and not yet written
+	// (per connection). Chunks are handed over without waiting, so a client streaming to a slow disk could
+	// otherwise make the agent hold the whole stream in memory; at the limit the reader stops reading, and the
+	// client's writes back up in the pipe, as they do when the pool queue is full. 64 MiB keeps several
+	// maximum-size frames (16 MiB) in flight, enough to keep a fast disk busy.
+	DefaultChunkLimit = 64 << 20
 	// DefaultMaxDedicated bounds the operations running on their own goroutine (exec, watch).
 	DefaultMaxDedicated = 4096
 	// DefaultExitGrace bounds how long shutdown waits for the writer to flush what is queued.
@@ -90,12 +96,20 @@ type Config struct {
 	SilenceLimit time.Duration
 	Workers      int
 	QueueDepth   int
+	// ChunkLimit bounds the writeChunk payload bytes queued in the file operations (see DefaultChunkLimit).
+	ChunkLimit int
+	// PeerGone, when set, tells whether the client has hung up its end of the input even though unread bytes
+	// may remain (POLLHUP on a pipe or socket). It keeps a connection whose reader is held back from counting
+	// as alive once nobody can ever write to it again.
+	PeerGone     func() bool
 	MaxDedicated int
 	ExitGrace    time.Duration
 	Output       output.Config
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns the config Serve actually runs with: every zero timing and size replaced by its default,
+// a nil Log by os.Stderr and a nil Info by the current machine's.
+func (c Config) WithDefaults() Config {
 	if c.PingInterval <= 0 {
 		c.PingInterval = DefaultPingInterval
 	}
@@ -108,12 +122,16 @@ func (c Config) withDefaults() Config {
 	if c.QueueDepth <= 0 {
 		c.QueueDepth = DefaultQueueDepth
 	}
+	if c.ChunkLimit <= 0 {
+		c.ChunkLimit = DefaultChunkLimit
+	}
 	if c.MaxDedicated <= 0 {
 		c.MaxDedicated = DefaultMaxDedicated
 	}
 	if c.ExitGrace <= 0 {
 		c.ExitGrace = DefaultExitGrace
 	}
+	c.Output = c.Output.WithDefaults()
 	if c.Log == nil {
 		c.Log = os.Stderr
 	}
@@ -136,6 +154,8 @@ type server struct {
 	controls   map[uint32]*proto.Control
 
 	jobs      chan job
+	chunks    chunkBudget
+	blocked   atomic.Int32 // > 0 while the reader waits for room (backpressure, not silence)
 	running   atomic.Int64 // dedicated goroutines alive
 	start     time.Time
 	lastSeen  atomic.Int64 // nanoseconds since start of the last received byte
@@ -152,7 +172,7 @@ type server struct {
 // command, closes every handle and flushes the output for at most the exit grace. Goroutines stuck in a system
 // call (a FIFO open, a read of in) may outlive it; the caller is expected to exit the process.
 func Serve(in io.Reader, out io.Writer, cfg Config) error {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if _, err := io.WriteString(out, "PI-ENV "+cfg.Token+"\n"); err != nil {
 		return fmt.Errorf("write sync line: %w", err)
 	}
@@ -188,6 +208,7 @@ func newServer(cfg Config, out io.Writer) *server {
 		dedicated: map[string]proto.Handler{},
 		controls:  map[uint32]*proto.Control{},
 		jobs:      make(chan job, cfg.QueueDepth),
+		chunks:    chunkBudget{limit: int64(cfg.ChunkLimit), room: make(chan struct{})},
 		start:     time.Now(),
 		stopping:  make(chan struct{}),
 	}
@@ -260,6 +281,11 @@ func (s *server) liveness(silent chan<- struct{}) {
 		}
 		// A full control queue already carries traffic; skipping a ping there keeps this loop from blocking.
 		_, _ = s.out.TrySend(ping)
+		if s.blocked.Load() > 0 && (s.cfg.PeerGone == nil || !s.cfg.PeerGone()) {
+			// The reader is not reading because the agent is behind, so no byte can arrive: that is not the
+			// peer's silence — unless the peer has hung up, and then the silence limit ends the connection.
+			s.touch()
+		}
 		quiet := time.Since(s.start) - time.Duration(s.lastSeen.Load())
 		if quiet > s.cfg.SilenceLimit {
 			close(silent)
