@@ -6,7 +6,6 @@ LDFLAGS := -s -w -buildid= -X $(GO_PKG)/agent-go/internal/version.Version=$(VERS
 HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : process.platform")
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
-FUZZTIME ?= 10s
 
 .PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly clean
 
@@ -49,7 +48,7 @@ lint: setup
 	npx biome check .
 
 fuzz-short:
-	FUZZTIME=$(FUZZTIME) tools/fuzz.sh
+	tools/fuzz.sh
 
 ## fuzz: a long fuzzing run of the frame decoder and request dispatch
 fuzz:
