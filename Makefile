@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly clean
+.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly nightly-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -46,6 +46,7 @@ lint: setup
 	GOOS=darwin go vet ./agent-go/...
 	npx tsc -p tsconfig.json
 	npx biome check .
+	go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 fuzz-short:
 	tools/fuzz.sh
@@ -62,9 +63,15 @@ dist: setup
 bench: build
 	node --import tsx tools/bench.ts
 
-## properties-nightly: the differential property tests at 50x the CI budget
+## properties-nightly: the differential property tests at 50x the CI budget; SHARD=i/N runs shard i of N
+## (its own part of every budget, its own seed from OUTPOST_PROP_SEED and i); OUTPOST_PROP_REPORT=<file> records
+## the totals as JSON lines for `make nightly-summary REPORTS="<files>"`
 properties-nightly: agent
-	NUM_RUNS_SCALE=50 npx vitest run properties
+	NUM_RUNS_SCALE=$${NUM_RUNS_SCALE:-50} OUTPOST_PROP_SHARD=$(SHARD) npx vitest run properties
+
+## nightly-summary: merges the shards' reports; fails unless every shard of every property passed
+nightly-summary: setup
+	node --import tsx tools/nightly-summary.ts $(REPORTS)
 
 clean:
 	rm -rf sdk/dist sdk/bin

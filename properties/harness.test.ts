@@ -5,9 +5,14 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-/** The harness module as loaded with `NUM_RUNS_SCALE=scale` (it reads the variable once, at load). */
+/**
+ * The harness module as loaded with `NUM_RUNS_SCALE=scale` (it reads the variable once, at load), unsharded and
+ * recording nothing (these checks must not reach a nightly run's report).
+ */
 async function harnessAt(scale: string): Promise<typeof import("./harness.js")> {
   vi.stubEnv("NUM_RUNS_SCALE", scale);
+  vi.stubEnv("OUTPOST_PROP_SHARD", "");
+  vi.stubEnv("OUTPOST_PROP_REPORT", "");
   vi.resetModules();
   return import("./harness.js");
 }

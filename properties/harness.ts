@@ -7,16 +7,31 @@
  *   within its time limit fails (at 1 that is only logged, since CI machines vary).
  * - `OUTPOST_PROP_SEED` fixes the seed (otherwise a random one), `OUTPOST_PROP_PATH` replays one shrunk
  *   counterexample. The seed is always printed, and a failure prints the command that replays it.
- * - Every property prints its totals, `[properties] <name>: N runs[, M operations]`, for the nightly's summary.
+ * - Every property prints its totals, `[properties] <name>: N runs[, M operations]`, for the nightly's summary;
+ *   with `OUTPOST_PROP_REPORT=<file>` it also appends them to that file as one JSON line (`PropertyReport`), which
+ *   `tools/nightly-summary.mjs` merges across shards.
+ * - `OUTPOST_PROP_SHARD=i/N` (`make properties-nightly SHARD=i/N`) runs shard i of N: its part of every property's
+ *   runs and time, from a seed derived from the base seed and i (see `shard.ts`).
  */
+import { appendFileSync } from "node:fs";
 import fc from "fast-check";
 import { it } from "vitest";
+import { parseShard, shardLabel, shardRuns, shardSeed } from "./shard.js";
 
 /** The multiplier of runs and timeouts. */
 export const NUM_RUNS_SCALE = positiveNumber(process.env.NUM_RUNS_SCALE, 1);
 
-/** The seed of every property of this run. */
-export const SEED = seedFromEnv();
+/** The shard of the whole budget this run does (the whole run unless `OUTPOST_PROP_SHARD` is set). */
+export const SHARD = parseShard(process.env.OUTPOST_PROP_SHARD);
+
+/** The seed given (or drawn) for the whole run; shards derive theirs from it. */
+export const BASE_SEED = seedFromEnv();
+
+/** The seed of every property of this run (this shard's). */
+export const SEED = shardSeed(BASE_SEED, SHARD);
+
+/** Where the totals are appended as JSON lines, if anywhere. */
+const REPORT_FILE = process.env.OUTPOST_PROP_REPORT === "" ? undefined : process.env.OUTPOST_PROP_REPORT;
 
 /** A replay path, when one was given. */
 const REPLAY_PATH = process.env.OUTPOST_PROP_PATH === "" ? undefined : process.env.OUTPOST_PROP_PATH;
@@ -36,14 +51,35 @@ function seedFromEnv(): number {
   return (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
 }
 
-/** Runs for a property whose CI budget is `base` runs. */
+/** Runs for a property whose CI budget is `base` runs: this shard's part of the scaled budget (maybe none). */
 export function numRuns(base: number): number {
-  return Math.max(1, Math.round(base * NUM_RUNS_SCALE));
+  return shardRuns(Math.max(1, Math.round(base * NUM_RUNS_SCALE)), SHARD);
 }
 
-/** A vitest timeout: the CI value scaled with the number of runs, plus a fixed part that does not scale. */
+/**
+ * A vitest timeout: the CI value scaled with the number of runs (and divided among the shards), plus a fixed part
+ * that does not scale.
+ */
 export function testTimeout(scaledMs: number, fixedMs = 30_000): number {
-  return Math.round(scaledMs * NUM_RUNS_SCALE + fixedMs);
+  return Math.round((scaledMs * NUM_RUNS_SCALE) / SHARD.count + fixedMs);
+}
+
+/** One property's totals, as `OUTPOST_PROP_REPORT` records them. */
+export interface PropertyReport {
+  name: string;
+  shard: string;
+  baseSeed: number;
+  seed: number;
+  scale: number;
+  requested: number;
+  runs: number;
+  operations?: number;
+  passed: boolean;
+  interrupted: boolean;
+}
+
+function appendReport(entry: PropertyReport): void {
+  if (REPORT_FILE !== undefined) appendFileSync(REPORT_FILE, `${JSON.stringify(entry)}\n`);
 }
 
 /** A property's CI budget: `runs` and `timeMs` are scaled by NUM_RUNS_SCALE, `fixedMs` (default 30 s) is not. */
@@ -129,10 +165,29 @@ export async function checkProperty<Ts extends unknown[]>(
   property: fc.IAsyncPropertyWithHooks<Ts>,
   options: CheckOptions<Ts>,
 ): Promise<void> {
+  const sharded =
+    SHARD.count === 1
+      ? ""
+      : ` (shard ${shardLabel(SHARD)} of base seed ${BASE_SEED}; replay the shard with ` +
+        `make properties-nightly SHARD=${shardLabel(SHARD)} OUTPOST_PROP_SEED=${BASE_SEED})`;
   console.log(
     `[properties] ${options.name}: seed ${SEED}${REPLAY_PATH === undefined ? "" : `, path ${REPLAY_PATH}`}, ` +
-      `${options.numRuns} runs (NUM_RUNS_SCALE=${NUM_RUNS_SCALE})`,
+      `${options.numRuns} runs (NUM_RUNS_SCALE=${NUM_RUNS_SCALE})${sharded}`,
   );
+  const entry = {
+    name: options.name,
+    shard: shardLabel(SHARD),
+    baseSeed: BASE_SEED,
+    seed: SEED,
+    scale: NUM_RUNS_SCALE,
+    requested: options.numRuns,
+  };
+  if (options.numRuns === 0) {
+    // A shard of a budget smaller than the shard count: the other shards do all of its runs.
+    console.log(`[properties] ${options.name}: 0 runs (shard ${shardLabel(SHARD)} has no part of this budget)`);
+    appendReport({ ...entry, runs: 0, passed: true, interrupted: false });
+    return;
+  }
   const operationsBefore = options.operations?.() ?? 0;
   const details = await fc.check(property, {
     seed: SEED,
@@ -141,13 +196,23 @@ export async function checkProperty<Ts extends unknown[]>(
     interruptAfterTimeLimit: options.timeLimitMs,
     ...(options.runTimeoutMs === undefined ? {} : { timeout: options.runTimeoutMs }),
   });
-  const operations = options.operations === undefined ? "" : `, ${options.operations() - operationsBefore} operations`;
+  const operationCount = options.operations === undefined ? undefined : options.operations() - operationsBefore;
+  const operations = operationCount === undefined ? "" : `, ${operationCount} operations`;
   console.log(`[properties] ${options.name}: ${details.numRuns} runs${operations}`);
+  const shortfall = details.failed
+    ? undefined
+    : budgetShortfall(options.name, details.numRuns, options.numRuns, details.interrupted);
+  appendReport({
+    ...entry,
+    runs: details.numRuns,
+    ...(operationCount === undefined ? {} : { operations: operationCount }),
+    passed: !details.failed && shortfall === undefined,
+    interrupted: details.interrupted,
+  });
   if (!details.failed) {
     console.log(
       `[properties] ${options.name}: ${details.numRuns} runs passed${details.interrupted ? " (time limit)" : ""}`,
     );
-    const shortfall = budgetShortfall(options.name, details.numRuns, options.numRuns, details.interrupted);
     if (shortfall !== undefined) throw new Error(`${shortfall}: the budget was not met, so the run proves too little`);
     return;
   }
