@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +85,36 @@ func TestStaticReproducibleBuild(t *testing.T) {
 			if want := "outpost " + version + "\n"; !bytes.Equal(out, []byte(want)) {
 				t.Fatalf("--version printed %q, want %q", out, want)
 			}
+			checkOpsCommands(t, bin, version)
 		})
+	}
+}
+
+// checkOpsCommands runs the real binary's ops subcommands: `version --json` names its own hash, and `install` puts
+// a copy under that hash which runs.
+func checkOpsCommands(t *testing.T, bin, version string) {
+	t.Helper()
+	sum := fileHash(t, bin)
+	out, err := exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatalf("version --json: %v", err)
+	}
+	var info struct {
+		Version string `json:"version"`
+		SHA256  string `json:"sha256"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil || info.Version != version || info.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("version --json printed %q (%v)", out, err)
+	}
+	dir := filepath.Join(t.TempDir(), "bin")
+	if out, err := exec.Command(bin, "install", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	installed := filepath.Join(dir, "outpost-"+info.SHA256)
+	if fileHash(t, installed) != sum {
+		t.Fatal("the installed copy differs from the binary")
+	}
+	if out, err := exec.Command(installed, "--version").Output(); err != nil || string(out) != "outpost "+version+"\n" {
+		t.Fatalf("the installed copy printed %q (%v)", out, err)
 	}
 }

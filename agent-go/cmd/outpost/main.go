@@ -3,6 +3,8 @@
 //
 //	outpost serve --token <hex>   speak the protocol; the token is echoed in the sync line
 //	outpost --version             print "outpost <version>"
+//	outpost version [--json]      version, protocol, platform and the binary's SHA-256 (for ops tools)
+//	outpost install [--dir D]     copy itself to where the SDK deploys it (~/.outpost/bin/outpost-<sha256>)
 package main
 
 import (
@@ -17,13 +19,14 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
+	"github.com/outpost-dev/outpost/agent-go/internal/opscmd"
 	"github.com/outpost-dev/outpost/agent-go/internal/server"
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
 	"github.com/outpost-dev/outpost/agent-go/internal/version"
 )
 
-const usage = "usage: outpost serve --token <hex>"
+const usage = "usage: outpost serve --token <hex>\n       outpost --version\n" + opscmd.Usage
 
 func main() {
 	// First, before any goroutine starts processes: every child gets default signal dispositions and an empty
@@ -69,10 +72,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case len(args) == 3 && args[0] == "serve" && args[1] == "--token" && isHex(args[2]):
 		return serve(args[2], stdin, stdout, stderr)
-	default:
-		fmt.Fprintln(stderr, usage)
-		return 2
 	}
+	if status, handled := opscmd.Run(args, stdout, stderr); handled {
+		return status
+	}
+	fmt.Fprintln(stderr, usage)
+	return 2
 }
 
 // isHex reports whether token is a non-empty string of hex digits.
