@@ -59,7 +59,9 @@ describe("shards", () => {
 
 describe("the harness in a shard", () => {
   async function harnessWith(env: Record<string, string>): Promise<typeof import("./harness.js")> {
+    // Independent of the variables of the run these tests are part of (a nightly shard sets them too).
     vi.stubEnv("OUTPOST_PROP_REPORT", "");
+    vi.stubEnv("NUM_RUNS_SCALE", "1");
     for (const [key, value] of Object.entries(env)) vi.stubEnv(key, value);
     vi.resetModules();
     return import("./harness.js");
