@@ -39,10 +39,10 @@ export class CommandRunner {
   }
 
   /** `ExecutionEnv.exec`, with results equal to `NodeExecutionEnv`'s on the agent's machine. */
-  async exec(
+  async exec<C extends Context>(
     command: string | readonly string[],
-    options: ShellExecOptions | undefined,
-    context: Context,
+    options: ShellExecOptions<C> | undefined,
+    context: C,
     env: CommandEnv,
   ): Promise<Result<ShellExecResult, ExecutionError>> {
     const signal = context.abortSignal;
@@ -80,10 +80,10 @@ export class CommandRunner {
     this.#running.clear();
   }
 
-  async #run(
+  async #run<C extends Context>(
     request: Record<string, unknown>,
-    options: ShellExecOptions | undefined,
-    context: Context,
+    options: ShellExecOptions<C> | undefined,
+    context: C,
   ): Promise<Result<ShellExecResult, ExecutionError>> {
     const signal = context.abortSignal;
     const onOutput = options?.onOutput;

@@ -302,10 +302,10 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     }
   }
 
-  exec(
+  exec<C extends Context>(
     command: string | readonly string[],
-    options: ShellExecOptions | undefined,
-    context: Context,
+    options: ShellExecOptions<C> | undefined,
+    context: C,
   ): Promise<Result<ShellExecResult, ExecutionError>> {
     return this.#runner.exec(command, options, context, {
       cwd: this.cwd,

@@ -6,8 +6,9 @@ import type { ExecutionError, FileError } from "./errors.js";
 import type { Result } from "./result.js";
 
 /**
- * The only part of Durable's `Context` an env reads: its abort signal. Any object with this member is accepted,
- * and the same object is handed back to `onOutput`.
+ * The only part of Durable's `Context` an env reads: its abort signal. Any object with this member is accepted —
+ * chord's full `Context` (`telemetryContext`, `value(key)`, ...) included — and `exec` hands the same object, with
+ * its own type, back to `onOutput`.
  */
 export interface Context {
   readonly abortSignal: AbortSignal | undefined;
@@ -157,13 +158,16 @@ export interface ShellOutputInfo {
   skipped?: ShellOutputSkip;
 }
 
-/** Options of `exec`. `timeout` is in seconds. */
-export interface ShellExecOptions {
+/**
+ * Options of `exec`. `timeout` is in seconds. `C` is the caller's context type: `onOutput` receives the very context
+ * passed to `exec`, so a handler typed against chord's `Context` type-checks.
+ */
+export interface ShellExecOptions<C extends Context = Context> {
   cwd?: string;
   env?: Record<string, string>;
   inheritEnv?: boolean;
   timeout?: number;
-  onOutput?: (text: string, context: Context, info: ShellOutputInfo) => void;
+  onOutput?: (text: string, context: C, info: ShellOutputInfo) => void;
   spill?: ShellSpillOptions;
   window?: ShellOutputWindow;
 }
@@ -176,10 +180,10 @@ export interface ShellExecResult {
 
 /** The command half of `ExecutionEnv`. */
 export interface Shell {
-  exec(
+  exec<C extends Context>(
     command: string | readonly string[],
-    options: ShellExecOptions | undefined,
-    context: Context,
+    options: ShellExecOptions<C> | undefined,
+    context: C,
   ): Promise<Result<ShellExecResult, ExecutionError>>;
   cleanup(context: Context): Promise<void>;
 }
