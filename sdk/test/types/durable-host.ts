@@ -1,6 +1,6 @@
 /**
- * Type-level test, checked by `tsc -p tsconfig.json` in `make lint` (part of `make test`): a Durable host's own types, declared here as
- * `durable-env.md` §1 describes them, work with Outpost's envs in both directions:
+ * Type-level test, checked by `tsc -p tsconfig.json` in `make lint` (part of `make test`): a Durable host's own
+ * types, declared here as `durable-env.md` §1 describes them, work with Outpost's envs in both directions:
  * - a `ShellExecOptions` whose `onOutput` takes chord's full `Context` is accepted by Outpost's `exec`, and the
  *   handler receives that type;
  * - Outpost's envs are accepted where Durable's `ExecutionEnv` is expected.
