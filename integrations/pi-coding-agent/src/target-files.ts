@@ -73,6 +73,24 @@ export function findCommand(env: OutpostEnv, names: readonly string[]): Promise<
   return found;
 }
 
+const fdHelp = new WeakMap<OutpostEnv, Promise<string>>();
+
+/**
+ * Whether the target's fd knows `--no-require-git` (fd 8.7 and later; Debian 12 ships 8.6). An older fd honours
+ * `.gitignore` only inside a git repository, which is what it is then asked for.
+ */
+async function fdKnowsNoRequireGit(env: OutpostEnv, fd: string): Promise<boolean> {
+  let help = fdHelp.get(env);
+  if (help === undefined) {
+    help = capture(env, [fd, "--help"], undefined, undefined).then(
+      (run) => run.stdout,
+      () => "",
+    );
+    fdHelp.set(env, help);
+  }
+  return (await help).includes("--no-require-git");
+}
+
 /** A directory name from pi's ignore globs (`**\/node_modules/**` → `node_modules`). */
 function excludedName(glob: string): string {
   return glob.replace(/^\*\*\//, "").replace(/\/\*\*$/, "");
@@ -121,7 +139,8 @@ async function listWithFd(
   const fd = await findCommand(env, ["fd", "fdfind"]);
   if (fd === undefined) return undefined;
   // The same flags as pi's local find: hidden files, .gitignore in or out of a repository, no colours.
-  const argv = [fd, "--glob", "--color=never", "--hidden", "--no-require-git"];
+  const argv = [fd, "--glob", "--color=never", "--hidden"];
+  if (await fdKnowsNoRequireGit(env, fd)) argv.push("--no-require-git");
   if (listing.limit !== undefined) argv.push("--max-results", String(listing.limit));
   if (listing.filesOnly) argv.push("--type", "f");
   for (const exclude of listing.exclude ?? []) argv.push("--exclude", excludedName(exclude));
