@@ -34,10 +34,10 @@ export interface DifferentialOptions {
   afterAllCases?(): Promise<void> | void;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The full-output files pi's local bash tool writes. */
-export const LOCAL_FULL_OUTPUT = new RegExp(`${escape(tmpdir())}/pi-bash-[0-9a-f]{16}\\.log`, "g");
+export const LOCAL_FULL_OUTPUT = new RegExp(`${escapeRegExp(tmpdir())}/pi-bash-[0-9a-f]{16}\\.log`, "g");
 
 /** The full-output files the Outpost bash tool writes on the target (a temp file of the env). */
 export const TARGET_FULL_OUTPUT = /\/\S*\/pi-bash-[0-9a-f-]+\.log/g;
