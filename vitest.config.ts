@@ -12,7 +12,12 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["sdk/test/**/*.test.ts", "spec/test/**/*.test.ts", "properties/**/*.test.ts"],
+    include: [
+      "sdk/test/**/*.test.ts",
+      "spec/test/**/*.test.ts",
+      "properties/**/*.test.ts",
+      "integrations/*/test/**/*.test.ts",
+    ],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 30_000,

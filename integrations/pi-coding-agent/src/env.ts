@@ -1,0 +1,53 @@
+/** The env the adapters take, and the few env calls several of them share. */
+import type { ExecutionEnv, FileError, FileInfo, Result } from "@outpost/sdk";
+
+/** Options of Outpost's `listFiles` (spec/semantics.md §18), which not every env has. */
+export interface ListFilesOptions {
+  glob?: string | readonly string[];
+  hidden?: boolean;
+  ignore?: boolean;
+  limit?: number;
+}
+
+/** What `listFiles` returns: paths relative to the root, `/`-separated. */
+export interface ListFilesResult {
+  paths: string[];
+  truncated: boolean;
+}
+
+/** An env that may list a tree on the target in one call. */
+export interface ListFilesCapable {
+  listFiles(
+    path: string,
+    options: ListFilesOptions | undefined,
+    context: { abortSignal: AbortSignal | undefined },
+  ): Promise<Result<ListFilesResult, FileError>>;
+}
+
+/** Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` where the env has it. */
+export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable>;
+
+/** The env's `listFiles`, when it has one (feature detection: older envs and plain Durable envs lack it). */
+export function listFilesOf(env: OutpostEnv): ListFilesCapable["listFiles"] | undefined {
+  return typeof env.listFiles === "function" ? env.listFiles.bind(env) : undefined;
+}
+
+/**
+ * Metadata of a path with its final links followed, like Node's `stat`: the link is resolved on the target
+ * (`canonicalPath`), then its target is described. Kinds the env cannot represent (FIFOs, sockets, devices) give
+ * `undefined`: the path exists but is neither a file nor a directory.
+ */
+export async function statFollowing(
+  env: OutpostEnv,
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<Result<FileInfo | undefined, FileError>> {
+  const context = { abortSignal: signal };
+  const canonical = await env.canonicalPath(path, context);
+  if (!canonical.ok) return canonical;
+  const info = await env.fileInfo(canonical.value, context);
+  if (!info.ok && info.error.code === "invalid" && info.error.message === "Unsupported file type") {
+    return { ok: true, value: undefined };
+  }
+  return info;
+}
