@@ -128,7 +128,7 @@ func (c *command) supervise() (proto.Reply, error) {
 		close(exitedCh)
 	}()
 	exited := (<-chan struct{})(exitedCh)
-	spillFailed := c.out.spillFailed()
+	outputFailed := c.out.failed()
 	stopPacer := c.out.startPacer()
 
 	// A kill or abort that arrived between attaching and spawning acts now.
@@ -164,8 +164,8 @@ func (c *command) supervise() (proto.Reply, error) {
 			deadline = nil
 			c.timedOut = true
 			c.child.killTree()
-		case <-spillFailed:
-			spillFailed = nil
+		case <-outputFailed:
+			outputFailed = nil
 			c.child.killTree()
 		case <-idle.C:
 			done = true
@@ -219,6 +219,8 @@ func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
 		return proto.Reply{}, withPath(&proto.Failure{Code: "aborted", Message: "aborted"})
 	case spillErr != nil:
 		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to preserve complete shell output: " + spillErr.Error()}
+	case c.out.deliveryErr != nil:
+		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to deliver shell output: " + c.out.deliveryErr.Error()}
 	}
 	result := map[string]any{"exitCode": exitCode}
 	if spillPath != "" {
