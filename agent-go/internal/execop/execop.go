@@ -121,22 +121,14 @@ func (c *command) supervise() (proto.Reply, error) {
 
 	activity := make(chan struct{}, 1)
 	readersDone := make(chan struct{}, 2)
-	var readers sync.WaitGroup
-	for stream, pipe := range c.child.pipes() {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			c.read(stream, pipe, activity)
-			readersDone <- struct{}{}
-		}()
-	}
+	stopReading := c.readOutput(activity, readersDone)
 	exitedCh := make(chan struct{})
 	go func() {
 		c.child.waitExit()
 		close(exitedCh)
 	}()
 	exited := (<-chan struct{})(exitedCh)
-	spillFailed := c.out.spillFailed()
+	outputFailed := c.out.failed()
 	stopPacer := c.out.startPacer()
 
 	// A kill or abort that arrived between attaching and spawning acts now.
@@ -172,8 +164,8 @@ func (c *command) supervise() (proto.Reply, error) {
 			deadline = nil
 			c.timedOut = true
 			c.child.killTree()
-		case <-spillFailed:
-			spillFailed = nil
+		case <-outputFailed:
+			outputFailed = nil
 			c.child.killTree()
 		case <-idle.C:
 			done = true
@@ -182,8 +174,7 @@ func (c *command) supervise() (proto.Reply, error) {
 
 	// Settle: no output after this point, pipes closed even if a descendant holds them, readers finished.
 	c.out.stop()
-	c.child.closePipes()
-	readers.Wait()
+	stopReading()
 	stopPacer()
 	spillErr := c.out.finish()
 
@@ -212,24 +203,6 @@ func (c *command) checkControl() {
 	}
 }
 
-// read forwards one pipe's chunks until EOF or until the pipe is closed at settle time.
-func (c *command) read(stream int, pipe pipeReader, activity chan<- struct{}) {
-	buf := make([]byte, readBuffer)
-	for {
-		n, err := pipe.Read(buf)
-		if n > 0 {
-			c.out.chunk(stream, buf[:n])
-			select {
-			case activity <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 // result applies the agent's precedence: timeout, abort, spill failure, then the exit code.
 func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
 	spillPath := c.out.spillPath()
@@ -246,10 +219,20 @@ func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
 		return proto.Reply{}, withPath(&proto.Failure{Code: "aborted", Message: "aborted"})
 	case spillErr != nil:
 		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to preserve complete shell output: " + spillErr.Error()}
+	case c.out.deliveryErr != nil:
+		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to deliver shell output: " + c.out.deliveryErr.Error()}
 	}
 	result := map[string]any{"exitCode": exitCode}
 	if spillPath != "" {
 		result["spillPath"] = spillPath
 	}
 	return proto.Reply{JSON: result, Bulk: true}, nil
+}
+
+// signal wakes the command loop without ever blocking (one pending wake-up is enough).
+func signal(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

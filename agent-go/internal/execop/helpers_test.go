@@ -3,6 +3,7 @@ package execop
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 	"github.com/outpost-dev/outpost/agent-go/internal/window"
 )
@@ -26,13 +28,18 @@ type event struct {
 	text    string
 }
 
-// fakeEvents records events. gate, when set, makes Emit wait until it is closed (a full bulk queue).
+// fakeEvents records events. gate, when set, makes Emit wait until it is closed (a full bulk queue);
+// maxPayload, when set, refuses larger payloads as the connection's writer refuses frames over its limit; fail,
+// when set, is returned by every Emit.
 type fakeEvents struct {
-	mu     sync.Mutex
-	events []event
-	first  chan struct{}
-	once   sync.Once
-	gate   chan struct{}
+	mu         sync.Mutex
+	events     []event
+	first      chan struct{}
+	once       sync.Once
+	gate       chan struct{}
+	maxPayload int
+	fail       error
+	emits      int
 }
 
 func newFakeEvents() *fakeEvents { return &fakeEvents{first: make(chan struct{})} }
@@ -43,6 +50,15 @@ func (f *fakeEvents) Emit(queue proto.Queue, ev map[string]any, payload []byte) 
 	}
 	if f.gate != nil {
 		<-f.gate
+	}
+	f.mu.Lock()
+	f.emits++
+	f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	if f.maxPayload > 0 && len(payload) > f.maxPayload {
+		return fmt.Errorf("%w: payload of %d bytes", frame.ErrTooLarge, len(payload))
 	}
 	raw, err := json.Marshal(ev)
 	if err != nil {

@@ -1,6 +1,7 @@
 package execop
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -17,6 +18,10 @@ const (
 
 var streamNames = [2]string{"stdout", "stderr"}
 
+// maxHeld bounds the undelivered text a window may hold when its own cap (XW4) is larger: reading pauses at this
+// size until the next delivery takes the text, as a full bulk queue pauses unwindowed output.
+var maxHeld int64 = 64 << 20
+
 // output turns a command's raw chunks into output events (decoded per stream), feeds the spill and, with a
 // window, holds text for paced delivery. Chunks of both streams pass through one lock, so decoding, spilling
 // and delivery happen in arrival order.
@@ -28,16 +33,27 @@ type output struct {
 	win      *window.Window
 	// ready wakes the pacer when the window received text.
 	ready chan struct{}
+	// taken is signalled (with mu) when the pacer took the window's text or output stopped; a reader waiting
+	// for room in a full window waits on it.
+	taken *sync.Cond
 	// stopped is set at settle time: later chunks are discarded.
 	stopped bool
-	// emitFailed is set once the connection refused an event; nothing more is sent.
-	emitFailed bool
+	// closed is set once the connection's output closed; nothing more is sent and it is no failure.
+	closed bool
+	// deliveryErr is the first emit failure other than a closed output; nothing more is sent and the command
+	// fails. It is read after finish.
+	deliveryErr error
+	// failure is closed at the first spill or delivery failure, so the command loop can kill the group.
+	failure  chan struct{}
+	failOnce sync.Once
 }
 
 func newOutput(events proto.Emitter, req *request, tmpdir string) *output {
-	o := &output{events: events, decoders: [2]*decode.Decoder{decode.NewStream(), decode.NewStream()}}
+	o := &output{events: events, decoders: [2]*decode.Decoder{decode.NewStream(), decode.NewStream()},
+		failure: make(chan struct{})}
+	o.taken = sync.NewCond(&o.mu)
 	if req.spill != nil {
-		o.spill = newSpill(*req.spill, tmpdir)
+		o.spill = newSpill(*req.spill, tmpdir, o.fail)
 	}
 	if req.window != nil {
 		o.win = window.New(*req.window)
@@ -46,12 +62,22 @@ func newOutput(events proto.Emitter, req *request, tmpdir string) *output {
 	return o
 }
 
+// fail wakes the command loop to kill the group (a spill or delivery failure).
+func (o *output) fail() { o.failOnce.Do(func() { close(o.failure) }) }
+
+// failed returns a channel closed at the first spill or delivery failure.
+func (o *output) failed() <-chan struct{} { return o.failure }
+
 // chunk handles one raw chunk read from a pipe: decode, deliver, then spill (NodeExecutionEnv's order).
-// Without a window a delivery may block while the connection's bulk queue is full; the pipe then fills and the
-// command slows down, as behind a slow reader.
+// Without a window a delivery may block while the connection's bulk queue is full; with one, the chunk waits
+// while the window holds maxHeld bytes it cannot omit. Either way the socket then fills and the command slows
+// down, as behind a slow reader.
 func (o *output) chunk(stream int, raw []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	for o.win != nil && !o.stopped && o.win.Held() >= maxHeld {
+		o.taken.Wait()
+	}
 	if o.stopped {
 		return
 	}
@@ -77,17 +103,25 @@ func (o *output) deliver(stream int, text []byte) {
 	o.emit(window.Delivery{Stream: streamNames[stream], Text: text})
 }
 
-// emit sends one output event.
+// emit sends one output event. A closed output ends sending quietly (the connection is ending and the command
+// with it); any other failure ends sending and fails the command, so output is never lost silently. Emit is
+// called by one goroutine at a time: the reader without a window, the pacer and then finish with one.
 func (o *output) emit(d window.Delivery) {
-	if o.emitFailed || o.events == nil {
+	if o.closed || o.deliveryErr != nil || o.events == nil {
 		return
 	}
 	event := map[string]any{"kind": "output", "stream": d.Stream}
 	if d.Skipped != nil {
 		event["skipped"] = d.Skipped
 	}
-	if err := o.events.Emit(proto.BulkQueue, event, d.Text); err != nil {
-		o.emitFailed = true
+	err := o.events.Emit(proto.BulkQueue, event, d.Text)
+	switch {
+	case err == nil:
+	case errors.Is(err, proto.ErrOutputClosed):
+		o.closed = true
+	default:
+		o.deliveryErr = err
+		o.fail()
 	}
 }
 
@@ -130,6 +164,7 @@ func (o *output) pace(quit <-chan struct{}) {
 		// stopped, finish emit in windowed mode, so deliveries stay in order.
 		o.mu.Lock()
 		deliveries := o.win.Take()
+		o.taken.Broadcast()
 		o.mu.Unlock()
 		delivered := 0
 		for _, d := range deliveries {
@@ -161,6 +196,7 @@ func (o *output) stop() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopped = true
+	o.taken.Broadcast()
 }
 
 // finish completes the spill, flushes the decoders (stdout first) and delivers what the window still holds.
@@ -181,14 +217,6 @@ func (o *output) finish() error {
 		}
 	}
 	return spillErr
-}
-
-// spillFailed returns a channel closed when the spill fails (nil without a spill).
-func (o *output) spillFailed() <-chan struct{} {
-	if o.spill == nil {
-		return nil
-	}
-	return o.spill.failed
 }
 
 // spillPath returns the spill file, or "" when none was created.

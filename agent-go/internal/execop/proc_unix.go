@@ -29,17 +29,12 @@ type platformState struct {
 	devNullErr  error
 }
 
-// pipeReader is the read end of a child's output pipe.
-type pipeReader interface {
-	Read(p []byte) (int, error)
-}
-
 // child is a started command: the leader of its own session and process group.
 type child struct {
-	proc   *os.Process
-	pid    int
-	stdout *os.File
-	stderr *os.File
+	proc *os.Process
+	pid  int
+	// outputs are the agent's ends of the command's stdout and stderr (read by readOutput).
+	*commandOutputs
 
 	mu     sync.Mutex
 	reaped bool
@@ -112,16 +107,17 @@ func (r *Runner) nullDevice() (*os.File, error) {
 	return p.devNull, p.devNullErr
 }
 
-// start forks and execs path with fresh pipes for stdout and stderr.
+// start forks and execs path with fresh socket pairs for stdout and stderr, as Node gives them (X13).
 func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, error) {
 	var stdin, stdinWriter *os.File
 	if spec.stdin != nil {
-		read, write, err := os.Pipe()
+		// A "pipe" stdin is a socket pair under libuv too; the agent's end is non-blocking (netpoller).
+		parent, read, err := socketPair()
 		if err != nil {
 			return nil, err
 		}
 		defer read.Close()
-		stdin, stdinWriter = read, write
+		stdin, stdinWriter = read, os.NewFile(uintptr(parent), "stdin")
 	} else {
 		devNull, err := r.nullDevice()
 		if err != nil {
@@ -129,25 +125,22 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 		}
 		stdin = devNull
 	}
-	outR, outW, err := os.Pipe()
+	outputs, childEnds, err := newOutputs()
 	if err != nil {
 		closeAll(stdinWriter)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinWriter, outR, outW)
 		return nil, err
 	}
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir:   spec.dir,
 		Env:   envStrings(spec.env),
-		Files: []*os.File{stdin, outW, errW},
+		Files: []*os.File{stdin, childEnds[stdout], childEnds[stderr]},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
-	closeAll(outW, errW)
+	closeAll(childEnds[:]...)
 	if err != nil {
-		closeAll(stdinWriter, outR, errR)
+		closeAll(stdinWriter)
+		outputs.poller.close()
+		outputs.closeFds()
 		return nil, err
 	}
 	if stdinWriter != nil {
@@ -157,7 +150,7 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 			_ = stdinWriter.Close()
 		}()
 	}
-	return &child{proc: proc, pid: proc.Pid, stdout: outR, stderr: errR}, nil
+	return &child{proc: proc, pid: proc.Pid, commandOutputs: outputs}, nil
 }
 
 func closeAll(files ...*os.File) {
@@ -167,11 +160,6 @@ func closeAll(files ...*os.File) {
 		}
 	}
 }
-
-func (c *child) pipes() [2]pipeReader { return [2]pipeReader{c.stdout, c.stderr} }
-
-// closePipes closes the read ends; a read blocked on them returns at once.
-func (c *child) closePipes() { closeAll(c.stdout, c.stderr) }
 
 // killTree sends SIGKILL to the whole process group, or to the process alone if the group is gone. Once the
 // leader is reaped its pid may be reused, so only the group (which keeps the id reserved while it has

@@ -24,12 +24,12 @@ type spill struct {
 	file         *os.File
 	path         string
 	err          error
-	// failed is closed when the spill fails, so the command loop can kill the group.
-	failed chan struct{}
+	// onFail is called once when the spill fails, so the command loop can kill the group.
+	onFail func()
 }
 
-func newSpill(limits spillLimits, tmpdir string) *spill {
-	return &spill{limits: limits, tmpdir: tmpdir, failed: make(chan struct{})}
+func newSpill(limits spillLimits, tmpdir string, onFail func()) *spill {
+	return &spill{limits: limits, tmpdir: tmpdir, onFail: onFail}
 }
 
 // add counts or writes one raw chunk. It is called in arrival order, never concurrently.
@@ -90,7 +90,7 @@ func (s *spill) write(chunk []byte) bool {
 func (s *spill) fail(err error) {
 	s.err = err
 	s.prefix = nil
-	close(s.failed)
+	s.onFail()
 }
 
 // finish closes the file; the spill is complete when it returns. It reports the spill failure, if any.

@@ -10,7 +10,6 @@ package output
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -41,8 +40,9 @@ const (
 	MaxMergedPayload = 256 << 10
 )
 
-// ErrClosed is returned for frames offered after the writer closed, or after a write error stopped it.
-var ErrClosed = errors.New("output closed")
+// ErrClosed is returned for frames offered after the writer closed, or after a write error stopped it. It is
+// proto.ErrOutputClosed, so handlers can tell it from other failures without depending on this package.
+var ErrClosed = proto.ErrOutputClosed
 
 // Config tunes a Writer; zero fields take the defaults.
 type Config struct {

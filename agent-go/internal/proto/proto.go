@@ -7,6 +7,7 @@ package proto
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
 )
 
@@ -106,10 +107,13 @@ const (
 	BulkQueue
 )
 
+// ErrOutputClosed is the error of a frame offered after the agent's output closed (the connection is ending).
+var ErrOutputClosed = errors.New("output closed")
+
 // Emitter sends event frames for a running request (exec output, watch changes).
 type Emitter interface {
 	// Emit queues an event frame; it blocks while the bulk queue is over its limit (backpressure) unless the
-	// request is stopping.
+	// request is stopping. After the output closed it fails with an error that wraps ErrOutputClosed.
 	Emit(queue Queue, event map[string]any, payload []byte) error
 	// Unsent reports how many event frames of this request are queued but not yet written.
 	Unsent() int

@@ -4,7 +4,8 @@
 // The caller (Durable's ShellExecOptions.window) keeps only the last maxBytes bytes and maxLines lines of the
 // output. Text may therefore be left out when the text after it already proves it lies outside that tail: the
 // rest holds more than maxBytes bytes or more than maxLines newlines. The omission is reported as a Skip on the
-// next delivery, which then carries everything held after the omission.
+// next delivery, which starts everything held after the omission (delivered as consecutive pieces that each fit
+// a frame). Nothing is ever dropped without being counted: delivered bytes + skipped bytes = pushed bytes.
 package window
 
 import (
@@ -45,7 +46,20 @@ type Delivery struct {
 	Skipped *Skip
 }
 
-type segment struct {
+// MaxPiece is the most text one delivery carries: held text is kept in pieces of at most this size and a delivery
+// never joins pieces, so a delivery always fits a frame whatever the window (deliveries of a large window are
+// many consecutive chunks). It is the size of one read under Node.
+const MaxPiece = 64 << 10
+
+// slack is what the held text may exceed the proven remainder by before it is trimmed (XW4), so trimming is
+// amortized over many pushes.
+const (
+	slackBytes = 64 << 10
+	slackLines = 1024
+)
+
+// piece is held text of one stream, at most MaxPiece bytes, starting at a character boundary.
+type piece struct {
 	stream string
 	text   []byte
 }
@@ -57,7 +71,7 @@ type Window struct {
 	// more than MaxBytes bytes, or more than MaxLines newlines.
 	keepBytes int64
 	keepLines int64
-	segments  []segment
+	pieces    []piece
 	bytes     int64
 	newlines  int64
 	skip      Skip
@@ -83,50 +97,81 @@ func keepCount(limit float64) int64 {
 	return int64(math.Floor(limit)) + 1
 }
 
-// Push adds decoded text of a stream. Text must be valid UTF-8 (decoder output). Held text is trimmed once it
-// is well above the window, so memory stays proportional to the window, not to the output.
+// Push adds decoded text of a stream. Text must be valid UTF-8 (decoder output); it is copied. Held text is
+// trimmed once it exceeds the cap (Cap), so memory stays proportional to the window, not to the output.
 func (w *Window) Push(stream string, text []byte) {
-	if len(text) == 0 {
-		return
+	for len(text) > 0 {
+		if n := len(w.pieces); n > 0 && w.pieces[n-1].stream == stream && len(w.pieces[n-1].text) < MaxPiece {
+			last := &w.pieces[n-1]
+			room := pieceCut(text, MaxPiece-len(last.text))
+			if room == 0 {
+				// Not even one character fits: start a new piece.
+				w.pieces = append(w.pieces, piece{stream: stream})
+				continue
+			}
+			w.add(last, text[:room])
+			text = text[room:]
+			continue
+		}
+		w.pieces = append(w.pieces, piece{stream: stream})
 	}
-	if n := len(w.segments); n > 0 && w.segments[n-1].stream == stream {
-		w.segments[n-1].text = append(w.segments[n-1].text, text...)
-	} else {
-		w.segments = append(w.segments, segment{stream: stream, text: append([]byte(nil), text...)})
-	}
-	w.bytes += int64(len(text))
-	w.newlines += int64(bytes.Count(text, []byte{'\n'}))
-	if w.bytes > 2*w.keepBytes+64<<10 || w.newlines > 2*w.keepLines+1024 {
+	if w.bytes > w.capBytes() || w.newlines > w.capLines() {
 		w.trim()
 	}
 }
 
-// Empty reports whether nothing is held.
-func (w *Window) Empty() bool { return len(w.segments) == 0 }
+// add appends text to a piece and counts it.
+func (w *Window) add(p *piece, text []byte) {
+	p.text = append(p.text, text...)
+	w.bytes += int64(len(text))
+	w.newlines += int64(bytes.Count(text, []byte{'\n'}))
+}
 
-// Take removes and returns everything held, as deliveries in arrival order: after an omission, one delivery
-// with all held text (named after the last stream) carrying the Skip; otherwise one delivery per run of one
-// stream. Text outside the window is omitted first.
+// pieceCut returns the longest prefix length of text of at most limit bytes that ends at a character boundary.
+func pieceCut(text []byte, limit int) int {
+	if len(text) <= limit {
+		return len(text)
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	return i
+}
+
+// capBytes and capLines are the most bytes and newlines the window holds after a Push (XW4):
+// 2 × (⌊maxBytes⌋ + 1) + 64 KiB bytes and 2 × (⌊maxLines⌋ + 1) + 1024 newlines.
+func (w *Window) capBytes() int64 { return 2*w.keepBytes + slackBytes }
+func (w *Window) capLines() int64 { return 2*w.keepLines + slackLines }
+
+// Held returns the bytes of text the window holds.
+func (w *Window) Held() int64 { return w.bytes }
+
+// Empty reports whether nothing is held.
+func (w *Window) Empty() bool { return len(w.pieces) == 0 }
+
+// Take removes and returns everything held, as deliveries in arrival order, each at most MaxPiece bytes. Text
+// outside the window is omitted first. After an omission the held text is one logical chunk: its first delivery
+// carries the Skip and every delivery of it is named after the last stream; otherwise each delivery has its own
+// stream.
 func (w *Window) Take() []Delivery {
 	w.trim()
-	if len(w.segments) == 0 {
+	if len(w.pieces) == 0 {
 		return nil
 	}
-	var out []Delivery
+	out := make([]Delivery, len(w.pieces))
+	for i, p := range w.pieces {
+		out[i] = Delivery{Stream: p.stream, Text: p.text}
+	}
 	if w.skip.Bytes > 0 {
-		text := make([]byte, 0, w.bytes)
-		for _, s := range w.segments {
-			text = append(text, s.text...)
-		}
 		skip := w.skip
-		out = []Delivery{{Stream: w.segments[len(w.segments)-1].stream, Text: text, Skipped: &skip}}
-	} else {
-		out = make([]Delivery, len(w.segments))
-		for i, s := range w.segments {
-			out[i] = Delivery{Stream: s.stream, Text: s.text}
+		out[0].Skipped = &skip
+		last := w.pieces[len(w.pieces)-1].stream
+		for i := range out {
+			out[i].Stream = last
 		}
 	}
-	w.segments, w.bytes, w.newlines, w.skip = nil, 0, 0, Skip{}
+	w.pieces, w.bytes, w.newlines, w.skip = nil, 0, 0, Skip{}
 	return out
 }
 
@@ -157,14 +202,14 @@ func (w *Window) trim() {
 // charBoundaryAtOrBefore returns the largest character start at or before offset.
 func (w *Window) charBoundaryAtOrBefore(offset int64) int64 {
 	base := int64(0)
-	for _, s := range w.segments {
+	for _, s := range w.pieces {
 		end := base + int64(len(s.text))
 		if offset < end {
 			i := offset - base
 			for i > 0 && !utf8.RuneStart(s.text[i]) {
 				i--
 			}
-			// Segments start at character boundaries, so i == 0 is one.
+			// Pieces start at character boundaries, so i == 0 is one.
 			return base + i
 		}
 		base = end
@@ -175,8 +220,8 @@ func (w *Window) charBoundaryAtOrBefore(offset int64) int64 {
 // newlineFromEnd returns the offset of the k-th newline counted from the end (k >= 1, at most w.newlines).
 func (w *Window) newlineFromEnd(k int64) int64 {
 	end := w.bytes
-	for i := len(w.segments) - 1; i >= 0; i-- {
-		text := w.segments[i].text
+	for i := len(w.pieces) - 1; i >= 0; i-- {
+		text := w.pieces[i].text
 		start := end - int64(len(text))
 		for len(text) > 0 {
 			j := bytes.LastIndexByte(text, '\n')
@@ -194,27 +239,32 @@ func (w *Window) newlineFromEnd(k int64) int64 {
 	return 0
 }
 
-// drop removes the first n held bytes and adds them to the pending skip.
+// drop removes the first n held bytes and adds them to the pending skip. Whole pieces are released; a piece cut
+// in the middle keeps its memory (at most MaxPiece) until it is delivered.
 func (w *Window) drop(n int64) {
 	w.bytes -= n
 	w.skip.Bytes += n
+	gone := 0
 	for n > 0 {
-		s := &w.segments[0]
-		take := min(n, int64(len(s.text)))
-		removed := s.text[:take]
+		p := &w.pieces[gone]
+		take := min(n, int64(len(p.text)))
+		removed := p.text[:take]
 		lines := int64(bytes.Count(removed, []byte{'\n'}))
 		w.newlines -= lines
 		w.skip.Newlines += lines
 		w.skip.EndsWithNewline = removed[len(removed)-1] == '\n'
 		n -= take
-		if take == int64(len(s.text)) {
-			w.segments = w.segments[1:]
+		if take == int64(len(p.text)) {
+			gone++
 			continue
 		}
-		// Copy the rest so the omitted text's memory is released.
-		s.text = append([]byte(nil), s.text[take:]...)
+		p.text = p.text[take:]
 	}
-	if len(w.segments) == 0 {
-		w.segments = nil
+	// Copy the survivors down so the released pieces' memory is not kept by the slice.
+	kept := copy(w.pieces, w.pieces[gone:])
+	clear(w.pieces[kept:])
+	w.pieces = w.pieces[:kept]
+	if kept == 0 {
+		w.pieces = nil
 	}
 }

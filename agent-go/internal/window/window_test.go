@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestTakeWithoutOmissionKeepsStreamsApart(t *testing.T) {
@@ -62,12 +63,12 @@ func TestOmissionByBytesAndLines(t *testing.T) {
 			got := w.Take()
 			var text []byte
 			var skip Skip
-			for _, d := range got {
+			for i, d := range got {
 				text = append(text, d.Text...)
 				if d.Skipped != nil {
 					skip = *d.Skipped
-					if len(got) != 1 {
-						t.Fatalf("a delivery with skip must be the only one, got %d", len(got))
+					if i != 0 {
+						t.Fatalf("only the first delivery of a Take may carry a skip, got one on delivery %d", i)
 					}
 				}
 			}
@@ -114,7 +115,7 @@ func TestRandomAgainstCaller(t *testing.T) {
 		w := New(limits)
 		var full bytes.Buffer
 		var streams []string // stream of every byte of full
-		var got []Delivery
+		var got [][]Delivery
 		for range rng.IntN(200) {
 			stream := []string{"stdout", "stderr"}[rng.IntN(2)]
 			var text strings.Builder
@@ -127,48 +128,65 @@ func TestRandomAgainstCaller(t *testing.T) {
 				streams = append(streams, stream)
 			}
 			if rng.IntN(8) == 0 {
-				got = append(got, w.Take()...)
+				got = append(got, w.Take())
 			}
 		}
-		got = append(got, w.Take()...)
+		got = append(got, w.Take())
 		checkDeliveries(t, limits, full.Bytes(), streams, got)
 	}
 }
 
-func checkDeliveries(t *testing.T, limits Limits, full []byte, streams []string, got []Delivery) {
+// checkDeliveries checks the deliveries of a run, Take by Take, against the full output: every byte is either
+// delivered or counted in a skip, in order (delivered + skipped = produced), and a caller keeping the window's
+// tail ends with the tail of the full output.
+func checkDeliveries(t *testing.T, limits Limits, full []byte, streams []string, takes [][]Delivery) {
 	t.Helper()
 	cursor := 0
 	var kept []byte // what a tail-keeping caller ends with (before cutting to the window)
-	for _, d := range got {
-		if len(d.Text) == 0 {
-			t.Fatal("empty delivery")
+	for _, got := range takes {
+		var skipped *Skip
+		var after []byte // the text of this Take after its omission
+		for i, d := range got {
+			if len(d.Text) == 0 || len(d.Text) > MaxPiece {
+				t.Fatalf("delivery of %d bytes (at most %d)", len(d.Text), MaxPiece)
+			}
+			if d.Skipped != nil {
+				if i != 0 {
+					t.Fatalf("skip on delivery %d of a Take", i)
+				}
+				omitted := full[cursor : cursor+int(d.Skipped.Bytes)]
+				if d.Skipped.Bytes == 0 || int64(bytes.Count(omitted, []byte{'\n'})) != d.Skipped.Newlines ||
+					d.Skipped.EndsWithNewline != (omitted[len(omitted)-1] == '\n') {
+					t.Fatalf("skip %+v does not describe %q", *d.Skipped, omitted)
+				}
+				cursor += len(omitted)
+				kept = nil
+				skipped = d.Skipped
+			}
+			if skipped == nil {
+				for i := range d.Text {
+					if streams[cursor+i] != d.Stream {
+						t.Fatalf("delivery of %s holds %s text", d.Stream, streams[cursor+i])
+					}
+				}
+			}
+			if !bytes.Equal(full[cursor:cursor+len(d.Text)], d.Text) {
+				t.Fatalf("delivered %q, want %q", d.Text, full[cursor:cursor+len(d.Text)])
+			}
+			cursor += len(d.Text)
+			kept = append(kept, d.Text...)
+			after = append(after, d.Text...)
 		}
-		if d.Skipped != nil {
-			omitted := full[cursor : cursor+int(d.Skipped.Bytes)]
-			if d.Skipped.Bytes == 0 || int64(bytes.Count(omitted, []byte{'\n'})) != d.Skipped.Newlines ||
-				d.Skipped.EndsWithNewline != (omitted[len(omitted)-1] == '\n') {
-				t.Fatalf("skip %+v does not describe %q", *d.Skipped, omitted)
+		if skipped != nil {
+			if !(float64(len(after)) > limits.MaxBytes || float64(bytes.Count(after, []byte{'\n'})) > limits.MaxLines) {
+				t.Fatalf("text after an omission is within the window: %q (limits %+v)", after, limits)
 			}
-			cursor += len(omitted)
-			if !(float64(len(d.Text)) > limits.MaxBytes || float64(bytes.Count(d.Text, []byte{'\n'})) > limits.MaxLines) {
-				t.Fatalf("delivery after an omission is within the window: %q (limits %+v)", d.Text, limits)
-			}
-			kept = nil
-			if d.Stream != streams[cursor+len(d.Text)-1] {
-				t.Fatalf("stream %s, want the last stream %s", d.Stream, streams[cursor+len(d.Text)-1])
-			}
-		} else {
-			for i := range d.Text {
-				if streams[cursor+i] != d.Stream {
-					t.Fatalf("delivery of %s holds %s text", d.Stream, streams[cursor+i])
+			for _, d := range got {
+				if d.Stream != streams[cursor-1] {
+					t.Fatalf("stream %s after an omission, want the last stream %s", d.Stream, streams[cursor-1])
 				}
 			}
 		}
-		if !bytes.Equal(full[cursor:cursor+len(d.Text)], d.Text) {
-			t.Fatalf("delivered %q, want %q", d.Text, full[cursor:cursor+len(d.Text)])
-		}
-		cursor += len(d.Text)
-		kept = append(kept, d.Text...)
 	}
 	if cursor != len(full) {
 		t.Fatalf("delivered and omitted %d bytes of %d", cursor, len(full))
@@ -200,8 +218,8 @@ func TestMemoryStaysNearTheWindow(t *testing.T) {
 	chunk := bytes.Repeat([]byte("y\n"), 32<<10)
 	for range 100 {
 		w.Push("stdout", chunk)
-		if w.bytes > int64(len(chunk))+2*1001+64<<10 {
-			t.Fatalf("holding %d bytes", w.bytes)
+		if w.Held() > 2*1001+64<<10 {
+			t.Fatalf("holding %d bytes, above the cap", w.Held())
 		}
 	}
 	got := w.Take()
@@ -210,5 +228,71 @@ func TestMemoryStaysNearTheWindow(t *testing.T) {
 	}
 	if string(got[0].Text) != strings.Repeat("\ny", 20)+"\n" {
 		t.Fatalf("kept %q", got[0].Text)
+	}
+}
+
+// TestLargeWindowDeliversInPiecesThatFitAFrame is issue 8's case: with a window larger than a frame (20 MB of
+// 40 MB), the held text used to go out as one delivery over the 16 MiB frame limit, which failed and lost the
+// output. Now every delivery is at most MaxPiece and they add up.
+func TestLargeWindowDeliversInPiecesThatFitAFrame(t *testing.T) {
+	for _, pushSize := range []int{64 << 10, 40_000_000} {
+		w := New(Limits{MaxBytes: 20_000_000, MaxLines: 1e12, BytesPerSecond: 1})
+		text := bytes.Repeat([]byte("x€"), pushSize/4)
+		produced := 0
+		for produced < 40_000_000 {
+			w.Push("stdout", text)
+			produced += len(text)
+			if w.Held() > 2*20_000_001+64<<10 {
+				t.Fatalf("holding %d bytes, above the cap", w.Held())
+			}
+		}
+		got := w.Take()
+		delivered, skipped := 0, int64(0)
+		for i, d := range got {
+			if len(d.Text) > MaxPiece || !utf8.Valid(d.Text) {
+				t.Fatalf("delivery %d: %d bytes, valid UTF-8 %v", i, len(d.Text), utf8.Valid(d.Text))
+			}
+			if d.Skipped != nil {
+				skipped += d.Skipped.Bytes
+			}
+			delivered += len(d.Text)
+		}
+		if int64(delivered)+skipped != int64(produced) || delivered <= 20_000_000 {
+			t.Fatalf("push %d: delivered %d + skipped %d != produced %d", pushSize, delivered, skipped, produced)
+		}
+	}
+}
+
+// TestRandomLargePushes is the window invariant as a property over large, multi-byte pushes and any window:
+// pieces split at character boundaries, the cap holds after every push, delivered + skipped = produced.
+func TestRandomLargePushes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "\n", "€", "😀", "\uFFFD"}
+	for range 60 {
+		limits := Limits{MaxBytes: float64(rng.IntN(300_000)), MaxLines: float64(rng.IntN(50_000)), BytesPerSecond: 1}
+		w := New(limits)
+		var full bytes.Buffer
+		var streams []string
+		var takes [][]Delivery
+		for range 1 + rng.IntN(12) {
+			stream := []string{"stdout", "stderr"}[rng.IntN(2)]
+			var text strings.Builder
+			for text.Len() < rng.IntN(200_000) {
+				text.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			w.Push(stream, []byte(text.String()))
+			full.WriteString(text.String())
+			for range text.Len() {
+				streams = append(streams, stream)
+			}
+			if w.Held() > w.capBytes() || w.newlines > w.capLines() {
+				t.Fatalf("holding %d bytes, %d newlines over the cap", w.Held(), w.newlines)
+			}
+			if rng.IntN(3) == 0 {
+				takes = append(takes, w.Take())
+			}
+		}
+		takes = append(takes, w.Take())
+		checkDeliveries(t, limits, full.Bytes(), streams, takes)
 	}
 }

@@ -51,6 +51,31 @@ export function execCases(setup: Setup, define: Define): void {
     }
   });
 
+  define("output written to stdout, then to stderr, is delivered in that order every time", "X20", async (env) => {
+    // libuv reads whichever stream became readable first; with a reader per stream the scheduler decided, and
+    // stderr came first in about one run in ten.
+    const reversed: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const out = await run(env, "echo a; echo b >&2");
+      assert.deepEqual(value(out.result, `run ${i}`), { exitCode: 0 });
+      const order = out.chunks.map((chunk) => `${chunk.stream}:${JSON.stringify(chunk.text)}`).join(" ");
+      if (order !== 'stdout:"a\\n" stderr:"b\\n"') reversed.push(`run ${i}: ${order}`);
+    }
+    assert.deepEqual(reversed, [], "every run delivers a (stdout) before b (stderr)");
+  });
+
+  define("a command's stdout and stderr are sockets, not pipes or terminals", "X13", async (env) => {
+    const probe =
+      "for fd in 1 2; do if [ -S /dev/fd/$fd ]; then echo socket; elif [ -p /dev/fd/$fd ]; then echo pipe; elif [ -t $fd ]; then echo tty; else echo other; fi; done";
+    const out = await run(env, probe);
+    assert.equal(out.stdout, "socket\nsocket\n");
+    if (setup.linux) {
+      const links = await run(env, "readlink /proc/self/fd/1; readlink /proc/self/fd/2 >&2");
+      assert.match(links.stdout, /^socket:\[\d+\]\n$/, "fd 1");
+      assert.match(links.stderr, /^socket:\[\d+\]\n$/, "fd 2");
+    }
+  });
+
   define("onOutput receives the caller's context and an info object with the stream", "X20", async (env) => {
     const context = { abortSignal: undefined, marker: 42 };
     const seen: unknown[] = [];
