@@ -80,7 +80,7 @@ func TestServeUsesDefaultTimingsAndSizes(t *testing.T) {
 		{"silence limit", cfg.SilenceLimit, 30 * time.Second},
 		{"pool workers", cfg.Workers, 16},
 		{"pool queue depth", cfg.QueueDepth, 64},
-		{"queued chunk bytes", cfg.ChunkLimit, 64 << 20},
+		{"request payload budget", cfg.PayloadBudget, 64 << 20},
 		{"dedicated operations", cfg.MaxDedicated, 4096},
 		{"exit grace", cfg.ExitGrace, 2 * time.Second},
 		{"bulk output limit", cfg.Output.BulkLimit, 4 << 20},

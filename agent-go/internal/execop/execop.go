@@ -27,6 +27,8 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running map[*child]struct{}
+	// closed is set by KillAll: a command that starts afterwards is killed as soon as it exists.
+	closed bool
 
 	platform platformState
 }
@@ -39,20 +41,34 @@ func New(tmpdir string) *Runner {
 	return &Runner{tmpdir: tmpdir, running: map[*child]struct{}{}}
 }
 
-// KillAll kills every command still running (the connection ended). The commands then settle on their own
-// with the killed status.
+// KillAll kills every command still running (the connection ended) and closes the runner: a command being
+// spawned right now is killed as soon as it exists, and no later request spawns at all. The commands then
+// settle on their own with the killed status.
 func (r *Runner) KillAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	for c := range r.running {
 		c.killTree()
 	}
 }
 
+// isClosed reports whether KillAll ran.
+func (r *Runner) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// track records a started command. The closed check shares KillAll's lock, so a command spawned while KillAll
+// runs is either seen by KillAll or killed here.
 func (r *Runner) track(c *child) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running[c] = struct{}{}
+	if r.closed {
+		c.killTree()
+	}
 }
 
 // untrack forgets a settled command; after it returns KillAll no longer touches its (soon reaped) pid.
@@ -67,6 +83,8 @@ func (r *Runner) untrack(c *child) {
 // unknown, EINVAL).
 func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
 	req, fail := parseRequest(call)
+	// The request frame is not needed once parsed: a command may run for hours.
+	call.Release()
 	if fail != nil {
 		return proto.Reply{}, fail
 	}
@@ -77,6 +95,9 @@ func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
 	// A cancel that arrived before the request attached: never spawn.
 	if control.Aborted() {
 		return proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"}
+	}
+	if r.isClosed() {
+		return proto.Reply{}, &proto.Failure{Code: "spawn_error", Message: "the agent is shutting down"}
 	}
 	spec, fail := r.prepare(req)
 	if fail != nil {

@@ -764,3 +764,26 @@ func TestHandlesAreCloseOnExec(t *testing.T) {
 		}
 	})
 }
+
+// A read's buffer is sized by what the file can return, not by the length asked for: a huge length on a tiny
+// file must not allocate (and keep alive in the reply) the whole payload limit.
+func TestPreadBufferFitsTheFile(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "small"), "hello!")
+	ops := New()
+	defer ops.CloseAll()
+	id := run(t, ops, "open", map[string]any{"path": filepath.Join(root, "small")}, nil).handle(t)
+	for _, offset := range []any{0, 2, nil} {
+		args := map[string]any{"handle": id, "length": maxSafeInteger}
+		want := "hello!"
+		if offset != nil {
+			args["offset"] = offset
+			want = want[offset.(int):]
+		}
+		payload := run(t, ops, "pread", args, nil).must(t).payload
+		if string(payload) != want || cap(payload) > readSlack+len(want) {
+			t.Fatalf("pread %v: %q in a buffer of %d bytes; want %q in at most %d", args, payload, cap(payload),
+				want, readSlack+len(want))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package fsops
 import (
 	"errors"
 	"io"
+	"os"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/handles"
@@ -133,18 +134,59 @@ func (o *Ops) pread(call *proto.Call) (proto.Reply, error) {
 	if f != nil {
 		return fail(f)
 	}
-	buf := make([]byte, min(int(*args.Length), MaxPayload))
+	want := min(int(*args.Length), MaxPayload)
+	buf := readBuffer(handle.file, want, args.Offset)
+	read := func(p []byte, done int) (int, error) {
+		if args.Offset != nil {
+			return handle.file.ReadAt(p, int64(*args.Offset)+int64(done))
+		}
+		return handle.file.Read(p)
+	}
 	var n int
 	var err error
-	if args.Offset != nil {
-		n, err = handle.file.ReadAt(buf, int64(*args.Offset))
-	} else if len(buf) > 0 {
-		n, err = handle.file.Read(buf)
+	if len(buf) > 0 {
+		n, err = read(buf, 0)
+	}
+	// A regular file that grew past the buffer since its size was taken: read on, as one buffer of the
+	// requested length would have.
+	for err == nil && n == len(buf) && len(buf) < want {
+		grown := make([]byte, min(want, 2*len(buf)))
+		copy(grown, buf[:n])
+		buf = grown
+		var m int
+		m, err = read(buf[n:], n)
+		n += m
+		if m == 0 {
+			break
+		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fail(errno.FailHandle(err, "read"))
 	}
 	return proto.Reply{JSON: empty, Payload: buf[:n]}, nil
+}
+
+// readSlack is the room a large read of a regular file leaves beyond the file's size, for a file that grows.
+const readSlack = 64 << 10
+
+// readBuffer sizes pread's buffer by what the read can return: want bytes, except that a regular file yields
+// at most its size past the position (plus readSlack for growth). A read of 2^53-1 bytes from a 6-byte file
+// thus allocates 64 KiB, not the 16 MiB payload limit, and its reply holds no more.
+func readBuffer(file *os.File, want int, offset *float64) []byte {
+	if want <= readSlack {
+		return make([]byte, want)
+	}
+	info, err := file.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return make([]byte, want)
+	}
+	var pos int64
+	if offset != nil {
+		pos = int64(*offset)
+	} else if pos, err = file.Seek(0, io.SeekCurrent); err != nil {
+		return make([]byte, want)
+	}
+	return make([]byte, min(int64(want), max(info.Size()-pos, 0)+readSlack))
 }
 
 // fstat: {handle} → info of the open file, named after the path it was opened with.

@@ -127,6 +127,22 @@ type Call struct {
 	Payload []byte
 	Control *Control
 	Events  Emitter
+
+	// OnRelease, when set, is called once by Release (the server returns the frame's bytes to its budget).
+	OnRelease   func()
+	releaseOnce sync.Once
+}
+
+// Release drops the request's frame (Args and Payload) and returns its bytes to the connection's payload
+// budget. A handler that runs long (exec) calls it as soon as it has parsed what it needs; the server calls it
+// when the request finishes. Calls after the first do nothing.
+func (c *Call) Release() {
+	c.releaseOnce.Do(func() {
+		c.Args, c.Payload = nil, nil
+		if c.OnRelease != nil {
+			c.OnRelease()
+		}
+	})
 }
 
 // Decode unmarshals the request's JSON into v; a malformed request yields an EINVAL failure.

@@ -57,16 +57,21 @@ func (h *holdingFiles) expectNoChunk(t *testing.T) {
 	}
 }
 
+// chunkJSON is every test chunk's request JSON; the budget counts it with the payload.
+const chunkJSON = `{"op":"writeChunk","handle":1}`
+
 const (
 	testChunkSize  = 1024
-	testChunkLimit = 4 * testChunkSize
+	testChunkFrame = len(chunkJSON) + testChunkSize
+	// testChunkLimit holds four chunks and leaves room for a small request (a hello) but not a fifth chunk.
+	testChunkLimit = 4*testChunkFrame + 64
 )
 
 func chunkFrame(t *testing.T, id uint32) []byte {
 	t.Helper()
 	payload := bytes.Repeat([]byte{'.'}, testChunkSize)
 	copy(payload, fmt.Sprintf("chunk-%06d", id))
-	return mustEncode(t, frame.Frame{Type: frame.Request, ID: id, JSON: []byte(`{"op":"writeChunk","handle":1}`),
+	return mustEncode(t, frame.Frame{Type: frame.Request, ID: id, JSON: []byte(chunkJSON),
 		Payload: payload})
 }
 
@@ -74,7 +79,7 @@ func chunkFrame(t *testing.T, id uint32) []byte {
 func fillChunkBudget(t *testing.T, c *client, files *holdingFiles) []heldChunk {
 	t.Helper()
 	var held []heldChunk
-	for id := uint32(1); id <= testChunkLimit/testChunkSize; id++ {
+	for id := uint32(1); id <= uint32(testChunkLimit/testChunkFrame); id++ {
 		c.sendRaw(chunkFrame(t, id))
 		held = append(held, files.next(t))
 	}
@@ -110,7 +115,7 @@ func TestChunkLimitStopsReading(t *testing.T) {
 	noLeaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, noLeaks) })
 	files := newHoldingFiles()
-	c := startServer(t, Config{Files: files, ChunkLimit: testChunkLimit})
+	c := startServer(t, Config{Files: files, PayloadBudget: testChunkLimit})
 	held := fillChunkBudget(t, c, files)
 
 	// Chunk 5 is read (its frame is complete) but must wait for room; the hello behind it stays in the pipe.
@@ -165,7 +170,7 @@ func TestChunkLimitReaderReleasedAtStop(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, noLeaks) })
 	stop := make(chan struct{})
 	files := newHoldingFiles()
-	c := startServer(t, Config{Files: files, ChunkLimit: testChunkLimit, Stop: stop})
+	c := startServer(t, Config{Files: files, PayloadBudget: testChunkLimit, Stop: stop})
 	held := fillChunkBudget(t, c, files)
 	waitWritten(t, writeAsync(c, chunkFrame(t, 5)), "chunk 5")
 	files.expectNoChunk(t)
@@ -190,7 +195,7 @@ func TestChunkLimitReaderReleasedAtStop(t *testing.T) {
 // the peer falling silent.
 func TestChunkLimitWaitIsNotSilence(t *testing.T) {
 	files := newHoldingFiles()
-	c := startServer(t, Config{Files: files, ChunkLimit: testChunkLimit, PingInterval: 10 * time.Millisecond,
+	c := startServer(t, Config{Files: files, PayloadBudget: testChunkLimit, PingInterval: 10 * time.Millisecond,
 		SilenceLimit: 250 * time.Millisecond})
 	held := fillChunkBudget(t, c, files)
 	waitWritten(t, writeAsync(c, chunkFrame(t, 5)), "chunk 5")
@@ -215,7 +220,7 @@ func TestChunkLimitWaitIsNotSilence(t *testing.T) {
 func TestChunkLimitWaitEndsWhenThePeerHungUp(t *testing.T) {
 	files := newHoldingFiles()
 	var gone atomic.Bool
-	c := startServer(t, Config{Files: files, ChunkLimit: testChunkLimit, PingInterval: 10 * time.Millisecond,
+	c := startServer(t, Config{Files: files, PayloadBudget: testChunkLimit, PingInterval: 10 * time.Millisecond,
 		SilenceLimit: 250 * time.Millisecond, PeerGone: gone.Load})
 	held := fillChunkBudget(t, c, files)
 	waitWritten(t, writeAsync(c, chunkFrame(t, 5)), "chunk 5")

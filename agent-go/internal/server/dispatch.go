@@ -37,7 +37,12 @@ func (s *server) readLoop(in io.Reader) error {
 		}
 		switch f.Type {
 		case frame.Request:
-			s.request(f)
+			// The reader holds here while the requests in progress hold the whole budget (backpressure).
+			size := int64(len(f.JSON) + len(f.Payload))
+			if !s.reserve(size) {
+				continue // stopping: the frame is dropped, and the next read ends the loop
+			}
+			s.request(f, size)
 		case frame.Cancel:
 			s.cancel(f)
 		}
@@ -46,9 +51,11 @@ func (s *server) readLoop(in io.Reader) error {
 }
 
 // request registers the request's control, then routes it. Registration comes first so that a cancel read
-// right behind the request always finds the control.
-func (s *server) request(f frame.Frame) {
-	call := &proto.Call{ID: f.ID, Args: f.JSON, Payload: f.Payload, Control: proto.NewControl()}
+// right behind the request always finds the control. The frame's size bytes of the payload budget are
+// returned when the call is released (by its handler once parsed, at the latest when it finishes).
+func (s *server) request(f frame.Frame, size int64) {
+	call := &proto.Call{ID: f.ID, Args: f.JSON, Payload: f.Payload, Control: proto.NewControl(),
+		OnRelease: func() { s.budget.release(size) }}
 	call.Events = &emitter{s: s, call: call}
 	s.register(call)
 
@@ -168,18 +175,11 @@ func (s *server) enqueue(j job) {
 }
 
 // writeChunk hands a chunk to the file operations from the reader goroutine, so chunks keep arrival order.
-// While the chunks handed over and not yet written reach the chunk limit, the reader waits here for room.
+// Its frame stays in the payload budget until the chunk is written.
 func (s *server) writeChunk(call *proto.Call) {
-	size := int64(len(call.Payload))
-	if !s.reserveChunk(size) {
-		return // stopping: nobody will read the reply
-	}
 	var once sync.Once
 	done := func(reply proto.Reply, err error) {
-		once.Do(func() {
-			s.chunks.release(size)
-			s.finish(call, reply, err)
-		})
+		once.Do(func() { s.finish(call, reply, err) })
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -189,10 +189,10 @@ func (s *server) writeChunk(call *proto.Call) {
 	s.cfg.Files.WriteChunk(call, done)
 }
 
-// reserveChunk waits until the chunk budget has room for size bytes and takes them; it returns false when the
+// reserve waits until the payload budget has room for size bytes and takes them; it returns false when the
 // connection stops first.
-func (s *server) reserveChunk(size int64) bool {
-	room, ok := s.chunks.reserve(size)
+func (s *server) reserve(size int64) bool {
+	room, ok := s.budget.reserve(size)
 	if ok {
 		return true
 	}
@@ -204,14 +204,15 @@ func (s *server) reserveChunk(size int64) bool {
 		case <-s.stopping:
 			return false
 		}
-		if room, ok = s.chunks.reserve(size); ok {
+		if room, ok = s.budget.reserve(size); ok {
 			return true
 		}
 	}
 }
 
-// chunkBudget counts the writeChunk payload bytes handed to the file operations and not yet finished.
-type chunkBudget struct {
+// payloadBudget counts the bytes of the request frames read and not yet released: every request's JSON and
+// payload, from the moment the reader decoded it until its handler let go of it.
+type payloadBudget struct {
 	limit int64
 
 	mu     sync.Mutex
@@ -220,9 +221,9 @@ type chunkBudget struct {
 	room chan struct{}
 }
 
-// reserve takes size bytes if they fit, and otherwise returns a channel closed at the next release. A chunk
-// larger than the whole limit is let through once nothing else is queued, so it cannot wait forever.
-func (b *chunkBudget) reserve(size int64) (<-chan struct{}, bool) {
+// reserve takes size bytes if they fit, and otherwise returns a channel closed at the next release. A frame
+// larger than the whole limit is let through once nothing else is held, so it cannot wait forever.
+func (b *payloadBudget) reserve(size int64) (<-chan struct{}, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.queued == 0 || b.queued+size <= b.limit {
@@ -233,7 +234,7 @@ func (b *chunkBudget) reserve(size int64) (<-chan struct{}, bool) {
 }
 
 // release returns size bytes to the budget.
-func (b *chunkBudget) release(size int64) {
+func (b *payloadBudget) release(size int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.queued -= size
@@ -249,18 +250,31 @@ func (s *server) spawn(call *proto.Call, handler proto.Handler) {
 			Message: fmt.Sprintf("too many running operations (at most %d)", s.cfg.MaxDedicated)})
 		return
 	}
-	go func() {
+	started := s.goTask(func() {
 		defer s.running.Add(-1)
 		reply, err := s.run(handler, call)
 		s.finish(call, reply, err)
-	}()
+	})
+	if !started {
+		// Shutting down: the operation never starts and nobody can read its reply.
+		s.running.Add(-1)
+		call.Release()
+	}
 }
 
-// work serves pool jobs until the reader closes the queue.
+// work serves pool jobs until the reader closes the queue or the connection stops (the reader may stay blocked
+// in a read of the input after that).
 func (s *server) work() {
-	for j := range s.jobs {
-		if s.isStopping() {
-			continue
+	for {
+		var j job
+		var ok bool
+		select {
+		case j, ok = <-s.jobs:
+		case <-s.stopping:
+			return
+		}
+		if !ok || s.isStopping() {
+			return
 		}
 		reply, err := s.run(j.handler, j.call)
 		s.finish(j.call, reply, err)
@@ -289,6 +303,7 @@ func (s *server) panicFailure(op string, r any) *proto.Failure {
 // queue when the handler asks for it, when the payload is large, or when the request sent bulk events (so the
 // final frame follows its own output); errors likewise follow bulk events.
 func (s *server) finish(call *proto.Call, reply proto.Reply, err error) {
+	call.Release()
 	f, bulk := s.replyFrame(call, reply, err)
 	s.unregister(call)
 	queue := proto.ControlQueue

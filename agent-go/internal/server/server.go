@@ -30,15 +30,16 @@ const (
 	DefaultWorkers = 16
 	// DefaultQueueDepth is how many pool jobs may wait before the reader stops reading (backpressure).
 	DefaultQueueDepth = 64
-	// DefaultChunkLimit bounds the writeChunk payload bytes handed to the file operations and not yet written
-	// (per connection). Chunks are handed over without waiting, so a client streaming to a slow disk could
-	// otherwise make the agent hold the whole stream in memory; at the limit the reader stops reading, and the
-	// client's writes back up in the pipe, as they do when the pool queue is full. 64 MiB keeps several
-	// maximum-size frames (16 MiB) in flight, enough to keep a fast disk busy.
-	DefaultChunkLimit = 64 << 20
+	// DefaultPayloadBudget bounds the bytes of request frames (JSON and payload, every kind of request) read
+	// and not yet released by their handlers, per connection. Requests are read ahead of their handling (a
+	// queued write, a chunk for a slow disk, an exec), so a client could otherwise make the agent hold any
+	// amount of request data; at the limit the reader stops reading, and the client's writes back up in the
+	// pipe. 64 MiB keeps several maximum-size frames (16 MiB) in flight, enough to keep a fast disk busy.
+	DefaultPayloadBudget = 64 << 20
 	// DefaultMaxDedicated bounds the operations running on their own goroutine (exec, watch).
 	DefaultMaxDedicated = 4096
-	// DefaultExitGrace bounds how long shutdown waits for the writer to flush what is queued.
+	// DefaultExitGrace bounds how long shutdown waits for the writer to flush what is queued and for the
+	// goroutines of the connection to end.
 	DefaultExitGrace = 2 * time.Second
 	// ControlPayload is the largest reply payload that still goes to the control queue.
 	ControlPayload = 64 << 10
@@ -67,7 +68,8 @@ type FileOps interface {
 type Commands interface {
 	// Handle runs one exec request to its end; the server calls it on a goroutine of its own.
 	Handle(call *proto.Call) (proto.Reply, error)
-	// KillAll kills every process group still running when the connection ends.
+	// KillAll is called once when the connection ends: it kills every command still running and, from then on,
+	// every command as soon as it exists (an exec being spawned right now), so none outlives the agent.
 	KillAll()
 }
 
@@ -96,8 +98,8 @@ type Config struct {
 	SilenceLimit time.Duration
 	Workers      int
 	QueueDepth   int
-	// ChunkLimit bounds the writeChunk payload bytes queued in the file operations (see DefaultChunkLimit).
-	ChunkLimit int
+	// PayloadBudget bounds the request bytes held at once (see DefaultPayloadBudget).
+	PayloadBudget int
 	// PeerGone, when set, tells whether the client has hung up its end of the input even though unread bytes
 	// may remain (POLLHUP on a pipe or socket). It keeps a connection whose reader is held back from counting
 	// as alive once nobody can ever write to it again.
@@ -122,8 +124,8 @@ func (c Config) WithDefaults() Config {
 	if c.QueueDepth <= 0 {
 		c.QueueDepth = DefaultQueueDepth
 	}
-	if c.ChunkLimit <= 0 {
-		c.ChunkLimit = DefaultChunkLimit
+	if c.PayloadBudget <= 0 {
+		c.PayloadBudget = DefaultPayloadBudget
 	}
 	if c.MaxDedicated <= 0 {
 		c.MaxDedicated = DefaultMaxDedicated
@@ -154,13 +156,18 @@ type server struct {
 	controls   map[uint32]*proto.Control
 
 	jobs      chan job
-	chunks    chunkBudget
+	budget    payloadBudget
 	blocked   atomic.Int32 // > 0 while the reader waits for room (backpressure, not silence)
 	running   atomic.Int64 // dedicated goroutines alive
 	start     time.Time
 	lastSeen  atomic.Int64 // nanoseconds since start of the last received byte
 	stopping  chan struct{}
 	closeOnce sync.Once
+	// tasks counts the goroutines shutdown joins: pool workers, dedicated operations, the liveness timer.
+	// tasksClosed (under tasksMu) refuses new ones once shutdown waits.
+	tasksMu     sync.Mutex
+	tasksClosed bool
+	tasks       sync.WaitGroup
 
 	// helloJSON is hello's result, encoded on first use.
 	helloOnce sync.Once
@@ -168,9 +175,11 @@ type server struct {
 }
 
 // Serve runs one connection over in and out until the input ends (nil), breaks (an error wrapping
-// frame.ErrFraming), falls silent (ErrSilence), is stopped (ErrStopped) or fails (any other error). Before returning it kills every
-// command, closes every handle and flushes the output for at most the exit grace. Goroutines stuck in a system
-// call (a FIFO open, a read of in) may outlive it; the caller is expected to exit the process.
+// frame.ErrFraming), falls silent (ErrSilence), is stopped (ErrStopped), can no longer be written (an error
+// wrapping the write error: the client closed the agent's output) or fails (any other error). Before returning it
+// stops accepting replies, kills every command, closes every handle, flushes the output and joins its
+// goroutines, for at most the exit grace. The reader, and goroutines stuck in a system call (a FIFO open), may
+// outlive it; the caller is expected to exit the process.
 func Serve(in io.Reader, out io.Writer, cfg Config) error {
 	cfg = cfg.WithDefaults()
 	if _, err := io.WriteString(out, "PI-ENV "+cfg.Token+"\n"); err != nil {
@@ -178,12 +187,12 @@ func Serve(in io.Reader, out io.Writer, cfg Config) error {
 	}
 	s := newServer(cfg, out)
 	for range cfg.Workers {
-		go s.work()
+		s.goTask(s.work)
 	}
 	readDone := make(chan error, 1)
 	go func() { readDone <- s.readLoop(in) }()
 	silent := make(chan struct{})
-	go s.liveness(silent)
+	s.goTask(func() { s.liveness(silent) })
 
 	var err error
 	select {
@@ -195,6 +204,9 @@ func Serve(in io.Reader, out io.Writer, cfg Config) error {
 		err = ErrSilence
 	case <-cfg.Stop:
 		err = ErrStopped
+	case <-s.out.Done():
+		// The writer only stops by itself when a write failed: nothing the agent does can reach the client.
+		err = fmt.Errorf("output: %w", s.out.Wait())
 	}
 	s.shutdown()
 	return err
@@ -208,7 +220,7 @@ func newServer(cfg Config, out io.Writer) *server {
 		dedicated: map[string]proto.Handler{},
 		controls:  map[uint32]*proto.Control{},
 		jobs:      make(chan job, cfg.QueueDepth),
-		chunks:    chunkBudget{limit: int64(cfg.ChunkLimit), room: make(chan struct{})},
+		budget:    payloadBudget{limit: int64(cfg.PayloadBudget), room: make(chan struct{})},
 		start:     time.Now(),
 		stopping:  make(chan struct{}),
 	}
@@ -230,25 +242,58 @@ func newServer(cfg Config, out io.Writer) *server {
 	return s
 }
 
-// shutdown ends the connection once: commands die, handles close, and the writer flushes what is queued.
+// shutdown ends the connection once. The order matters:
+//   - the writer stops accepting frames first (what is queued still goes out), so a command killed below can
+//     never be reported as finished — its client sees the connection lost, not an exit code;
+//   - every command dies, including one being spawned right now (the runner refuses and kills from here on);
+//   - handles close, and the queued frames are flushed while the connection's goroutines end.
+//
+// A peer that stopped reading, or a handler stuck in a system call, must not keep the agent alive: both waits
+// share one exit grace.
 func (s *server) shutdown() {
 	s.closeOnce.Do(func() {
 		close(s.stopping)
+		s.out.Close()
 		if s.cfg.Commands != nil {
 			s.cfg.Commands.KillAll()
 		}
 		if s.cfg.Files != nil {
 			s.cfg.Files.CloseAll()
 		}
-		s.out.Close()
-		// A peer that stopped reading must not keep the agent alive: wait for the flush only so long.
+		s.tasksMu.Lock()
+		s.tasksClosed = true
+		s.tasksMu.Unlock()
+		joined := make(chan struct{})
+		go func() {
+			s.tasks.Wait()
+			close(joined)
+		}()
 		timer := time.NewTimer(s.cfg.ExitGrace)
 		defer timer.Stop()
-		select {
-		case <-s.out.Done():
-		case <-timer.C:
+		for _, done := range []<-chan struct{}{s.out.Done(), joined} {
+			select {
+			case <-done:
+			case <-timer.C:
+				return
+			}
 		}
 	})
+}
+
+// goTask runs fn on a goroutine that shutdown joins; once shutdown has begun waiting it runs nothing and
+// reports false.
+func (s *server) goTask(fn func()) bool {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	if s.tasksClosed {
+		return false
+	}
+	s.tasks.Add(1)
+	go func() {
+		defer s.tasks.Done()
+		fn()
+	}()
+	return true
 }
 
 // countingReader records the time of every received byte, so a large frame arriving slowly keeps the
