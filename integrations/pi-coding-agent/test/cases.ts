@@ -8,6 +8,16 @@ import type { Outcome, ToolCase } from "./harness.js";
 /** pi's local ls lists a FIFO; the env's directory reader leaves out kinds Durable cannot represent. */
 const FIFO_NOT_LISTED = "FIFOs are not representable in Durable's file kinds: the env's directory reader skips them";
 
+/** Durable's exec reports a death by signal as 128 + n; pi's local exec gets no code and shows none. */
+const SIGNAL_EXIT_CODE =
+  "Durable's exec reports a command killed by a signal as exit code 128 + n; pi's local exec sees null";
+
+/** pi's local outcome of a shell killed by SIGTERM, as Outpost reports it: a failure with code 143. */
+function exitedBySignal(pi: Outcome): Outcome {
+  const text = (pi.result!.content as { type: string; text: string }[])[0].text;
+  return { files: pi.files, error: `${text}\n\nCommand exited with code 143` };
+}
+
 /** pi words a find result from `FindOperations` differently than one from its local fd run. */
 const FIND_OPERATIONS_WORDING =
   "pi's find formats results from FindOperations (its branch for remote use) differently than its local fd run";
@@ -153,6 +163,12 @@ export const CASES: ToolCase[] = [
   { tool: "bash", label: "bash abort", args: { command: "echo started; sleep 10" }, abortAfterMs: 500 },
   { tool: "bash", label: "bash long output (full-output file)", args: { command: "seq 1 5000" } },
   { tool: "bash", label: "bash long output and a failure", args: { command: "seq 1 3000; exit 2" } },
+  {
+    tool: "bash",
+    label: "bash killed by a signal",
+    args: { command: "echo before; kill -TERM $$" },
+    accepted: { cause: SIGNAL_EXIT_CODE, expect: exitedBySignal },
+  },
   { tool: "bash", label: "bash writes a file", args: { command: "echo made > made.txt" }, files: ["made.txt"] },
   // ls
   { tool: "ls", label: "ls the root", args: {}, accepted: { cause: FIFO_NOT_LISTED, expect: withoutRow("fifo") } },

@@ -8,10 +8,10 @@
 import "./pi-setup.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Connection, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
 import { expect } from "vitest";
 import { createOutpostToolDefinitions } from "../src/index.js";
 import { defineDifferential, TARGET_FULL_OUTPUT } from "./differential.js";
+import { namespaceEnv } from "./namespace.js";
 import { buildDecoy, buildScenario } from "./scenario.js";
 
 /** Every regular file below `root` with its contents. */
@@ -40,26 +40,7 @@ defineDifferential({
     buildScenario(targetRoot);
     buildDecoy(decoyRoot);
     decoyBefore = snapshot(decoyRoot);
-    // The agent's own arguments (`serve --token …`) follow the four paths.
-    const script =
-      'mount --bind "$1" "$2" && mount -t tmpfs tmpfs "$3" && export TMPDIR="$3" && agent="$4" && shift 4 && exec "$agent" "$@"';
-    const connection = new Connection({
-      command: [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "/bin/sh",
-        "-c",
-        script,
-        "sh",
-        targetRoot,
-        decoyRoot,
-        targetTmp,
-        packagedAgent(),
-      ],
-    });
-    const env = new RemoteExecutionEnv({ connection, id: "test:pi-namespace", cwd: decoyRoot });
+    const { env, close } = namespaceEnv(targetRoot, decoyRoot, targetTmp);
     return {
       side: {
         root: decoyRoot,
@@ -72,7 +53,7 @@ defineDifferential({
         },
         fullOutputPattern: TARGET_FULL_OUTPUT,
       },
-      close: () => connection.close(),
+      close,
     };
   },
   afterEachCase: (outcome) => {
