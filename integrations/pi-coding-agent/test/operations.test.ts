@@ -5,15 +5,16 @@
  */
 import "./pi-setup.js";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { createLsToolDefinition, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { FileError, LocalExecutionEnv } from "@outpost/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   changedVariables,
   createOutpostBashToolDefinition,
+  createOutpostLsOperations,
   createOutpostReadOperations,
   toNodeError,
 } from "../src/index.js";
@@ -88,6 +89,33 @@ describe("pi-coding-agent adapters", () => {
       undefined as never,
     );
     expect(result.content).toEqual([{ type: "text", text: "hello from the hook\n" }]);
+  });
+
+  it("answers ls's stat of listed entries from the directory reader, following only links on the target", async () => {
+    const dir = join(root, "many");
+    mkdirSync(dir);
+    for (let n = 0; n < 30; n++) writeFileSync(join(dir, `f${n}.txt`), "");
+    mkdirSync(join(dir, "sub"));
+    symlinkSync("sub", join(dir, "link"));
+    const calls: string[] = [];
+    const counted = new Proxy(env, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          calls.push(String(name));
+          return value.apply(target, args);
+        };
+      },
+    });
+    const ls = createLsToolDefinition(root, { operations: createOutpostLsOperations(counted) });
+    const result = await ls.execute("call", { path: "many" }, undefined, undefined, undefined as never);
+    const rows = (result.content[0] as { text: string }).text.split("\n");
+    expect(rows).toHaveLength(32);
+    expect(rows).toContain("link/");
+    expect(rows).toContain("sub/");
+    // exists + stat of the directory, then one stat for the link: 3 link resolutions, not one per entry.
+    expect(calls.filter((name) => name === "canonicalPath")).toHaveLength(3);
   });
 
   it("moves the full-output file into a temp file of the env and names that one", async () => {
