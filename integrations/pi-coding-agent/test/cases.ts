@@ -155,6 +155,11 @@ export const CASES: ToolCase[] = [
   },
   { tool: "bash", label: "bash exit code", args: { command: "echo before; exit 3" } },
   { tool: "bash", label: "bash no output", args: { command: "true" } },
+  {
+    tool: "bash",
+    label: "bash syntax (the shell is bash)",
+    args: { command: '[[ a == a ]] && echo "bash ${BASH_VERSINFO[0]:+yes}"' },
+  },
   { tool: "bash", label: "bash output without a newline", args: { command: "printf 'no newline'" } },
   { tool: "bash", label: "bash in the cwd", args: { command: "pwd; ls src" } },
   { tool: "bash", label: "bash bytes that are not UTF-8", args: { command: "printf 'a\\377b\\n'" } },
