@@ -224,5 +224,34 @@ export const CASES: ToolCase[] = [
   { tool: "grep", label: "grep CRLF lines", args: { pattern: "end", path: "src/util/deep" } },
   { tool: "grep", label: "grep a long line", args: { pattern: "needle", path: "long-line.txt" } },
   { tool: "grep", label: "grep with no match", args: { pattern: "zzz-no-such-text" } },
+  {
+    tool: "grep",
+    label: "grep a FIFO (ripgrep waits for a writer until aborted)",
+    args: { pattern: "x", path: "fifo" },
+    abortAfterMs: 500,
+  },
   { tool: "grep", label: "grep a missing path", args: { pattern: "x", path: "missing" } },
 ];
+
+/** What the search through the env answers for a FIFO named on its own: no lines, at once. */
+const ENV_SEARCH_FIFO =
+  "grep searching through the env does not open a file that is not regular (a FIFO); ripgrep waits for a writer";
+
+/**
+ * The grep cases for grep's search through the env (no ripgrep on the target): the same, except that a FIFO named
+ * on its own gives no matches at once where ripgrep waits until the call is aborted.
+ */
+export const ENV_GREP_CASES: ToolCase[] = CASES.filter((toolCase) => toolCase.tool === "grep").map((toolCase) =>
+  toolCase.args.path === "fifo"
+    ? {
+        ...toolCase,
+        accepted: {
+          cause: ENV_SEARCH_FIFO,
+          expect: (pi) => ({
+            files: pi.files,
+            result: { content: [{ type: "text", text: "No matches found" }], details: undefined },
+          }),
+        },
+      }
+    : toolCase,
+);

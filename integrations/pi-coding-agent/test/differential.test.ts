@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { type ExecutionEnv, LocalExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { createOutpostToolDefinitions } from "../src/index.js";
-import { CASES } from "./cases.js";
+import { ENV_GREP_CASES } from "./cases.js";
 import { defineDifferential, TARGET_FULL_OUTPUT } from "./differential.js";
 import { buildScenario } from "./scenario.js";
 
@@ -45,7 +45,6 @@ const agentEnv = (cwd: string) => new LocalExecutionEnv({ cwd });
 // Durable's NodeExecutionEnv as the spec's reference implements it: an env without `listFiles`, so find and grep's
 // own listing go through `fd` on the target.
 const referenceEnv = (cwd: string) => new NodeExecutionEnv({ cwd });
-const GREP_CASES = CASES.filter((toolCase) => toolCase.tool === "grep");
 
 defineDifferential({
   title: "pi differential (LocalExecutionEnv)",
@@ -54,7 +53,7 @@ defineDifferential({
 
 defineDifferential({
   title: "pi differential, grep searching through the env (no ripgrep)",
-  cases: GREP_CASES,
+  cases: ENV_GREP_CASES,
   setup: async (base) => localSide(base, "outpost-env-grep", agentEnv, "env"),
 });
 
@@ -65,6 +64,6 @@ defineDifferential({
 
 defineDifferential({
   title: "pi differential, grep through the reference env (no ripgrep, no listFiles)",
-  cases: GREP_CASES,
+  cases: ENV_GREP_CASES,
   setup: async (base) => localSide(base, "reference-env-grep", referenceEnv, "env"),
 });
