@@ -165,7 +165,7 @@ export const CASES: ToolCase[] = [
   { tool: "bash", label: "bash bytes that are not UTF-8", args: { command: "printf 'a\\377b\\n'" } },
   { tool: "bash", label: "bash timeout", args: { command: "echo started; sleep 10", timeout: 1 } },
   { tool: "bash", label: "bash timeout 0 is none", args: { command: "sleep 0.2; echo done", timeout: 0 } },
-  { tool: "bash", label: "bash abort", args: { command: "echo started; sleep 10" }, abortAfterMs: 500 },
+  { tool: "bash", label: "bash abort", args: { command: "echo started; sleep 10" }, abortAfterMs: 1000 },
   { tool: "bash", label: "bash long output (full-output file)", args: { command: "seq 1 5000" } },
   { tool: "bash", label: "bash long output and a failure", args: { command: "seq 1 3000; exit 2" } },
   {
@@ -228,7 +228,7 @@ export const CASES: ToolCase[] = [
     tool: "grep",
     label: "grep a FIFO (ripgrep waits for a writer until aborted)",
     args: { pattern: "x", path: "fifo" },
-    abortAfterMs: 500,
+    abortAfterMs: 1000,
   },
   { tool: "grep", label: "grep a missing path", args: { pattern: "x", path: "missing" } },
 ];
