@@ -158,6 +158,7 @@ export const CASES: ToolCase[] = [
   {
     tool: "bash",
     label: "bash syntax (the shell is bash)",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash parameter expansion, for the shell
     args: { command: '[[ a == a ]] && echo "bash ${BASH_VERSINFO[0]:+yes}"' },
   },
   { tool: "bash", label: "bash output without a newline", args: { command: "printf 'no newline'" } },
