@@ -46,7 +46,8 @@ export async function statFollowing(
   const canonical = await env.canonicalPath(path, context);
   if (!canonical.ok) return canonical;
   const info = await env.fileInfo(canonical.value, context);
-  if (!info.ok && info.error.code === "invalid" && info.error.message === "Unsupported file type") {
+  // `invalid` from `fileInfo` of an existing, resolved path means a kind Durable cannot represent (I6).
+  if (!info.ok && info.error.code === "invalid") {
     return { ok: true, value: undefined };
   }
   return info;

@@ -3,7 +3,7 @@
  * ripgrep, else a search through the env itself (the target's file listing, each file streamed line by line, a
  * regular expression per line). Both stop at the match limit; neither reads the local disk.
  */
-import type { OutpostEnv } from "./env.js";
+import { type OutpostEnv, statFollowing } from "./env.js";
 import { contextOf } from "./errno.js";
 import { findCommand, listTargetFiles } from "./target-files.js";
 
@@ -137,7 +137,8 @@ export function lineMatcher(query: Pick<GrepQuery, "pattern" | "ignoreCase" | "l
 
 /**
  * Searches the target through the env: its listing (gitignore honoured, hidden files included), then each file
- * streamed line by line. A file holding a NUL byte is binary and skipped, as ripgrep skips it in a directory.
+ * streamed line by line. A file holding a NUL byte is binary and skipped, as ripgrep skips it in a directory; a
+ * search path that is not a regular file (a FIFO) has no lines.
  */
 async function searchThroughEnv(
   env: OutpostEnv,
@@ -145,9 +146,14 @@ async function searchThroughEnv(
   signal: AbortSignal | undefined,
 ): Promise<GrepFindings> {
   const matcher = lineMatcher(query);
-  const files = query.isDirectory
-    ? (await listTargetFiles(env, query.searchPath, { pattern: query.glob, filesOnly: true }, signal)).sort()
-    : [query.searchPath];
+  let files: string[];
+  if (query.isDirectory) {
+    files = (await listTargetFiles(env, query.searchPath, { pattern: query.glob, filesOnly: true }, signal)).sort();
+  } else {
+    // A FIFO or device named on its own is not opened: the line reader would wait for a writer, uninterruptibly.
+    const info = await statFollowing(env, query.searchPath, signal);
+    files = info.ok && info.value?.kind === "file" ? [query.searchPath] : [];
+  }
   const findings: GrepFindings = { matches: [], matchCount: 0, limitReached: false };
   const context = contextOf(signal);
   for (const filePath of files) {

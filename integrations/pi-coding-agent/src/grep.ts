@@ -41,6 +41,20 @@ export function createOutpostGrepOperations(env: OutpostEnv): GrepOperations {
   };
 }
 
+/**
+ * Settles with the search, or rejects at once when the signal fires, as pi's tools do: a search step the target
+ * cannot interrupt (a blocking open) must not hold the tool call.
+ */
+function untilAborted<T>(search: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return search;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new GrepAborted());
+    if (signal.aborted) onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    search.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** Formats findings exactly as pi's grep does: `path:line: text`, context as `path-line- text`, then notices. */
 class GrepFormatter {
   linesTruncated = false;
@@ -150,7 +164,10 @@ export function createOutpostGrepToolDefinition(
       const limit = Math.max(1, params.limit ?? DEFAULT_LIMIT);
       let findings: GrepFindings;
       try {
-        findings = await searchTarget(env, { ...params, searchPath, isDirectory, limit }, signal, options.backend);
+        findings = await untilAborted(
+          searchTarget(env, { ...params, searchPath, isDirectory, limit }, signal, options.backend),
+          signal,
+        );
       } catch (error) {
         if (error instanceof GrepAborted || signal?.aborted) throw new Error("Operation aborted");
         throw error;

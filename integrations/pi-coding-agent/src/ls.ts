@@ -1,5 +1,6 @@
 /** pi's `LsOperations` over an Outpost env. */
 import type { LsOperations } from "@mariozechner/pi-coding-agent";
+import type { FileInfo } from "@outpost/sdk";
 import type { OutpostEnv } from "./env.js";
 import { statFollowing } from "./env.js";
 import { contextOf, toNodeError } from "./errno.js";
@@ -22,33 +23,51 @@ export async function statForPi(env: OutpostEnv, path: string): Promise<{ isDire
 }
 
 /**
- * The names in a directory, read page by page through the directory reader: like Node's `readdir`, one name that
+ * The entries of a directory, read page by page through the directory reader: like Node's `readdir`, one name that
  * is not UTF-8 does not fail the listing (the reader leaves it out; pi's local `ls` skips it too, as its `stat` of
  * the decoded name fails). Kinds the env cannot represent (FIFOs, sockets) are left out as well.
  */
-export async function readDirNames(env: OutpostEnv, path: string): Promise<string[]> {
+export async function readDirEntries(env: OutpostEnv, path: string): Promise<FileInfo[]> {
   const context = contextOf(undefined);
   const opened = await env.openDirReader(path, context);
   if (!opened.ok) throw toNodeError(opened.error, { syscall: "scandir", path });
   const reader = opened.value;
-  const names: string[] = [];
+  const entries: FileInfo[] = [];
   try {
     for (;;) {
       const page = await reader.next(PAGE_SIZE, context);
       if (!page.ok) throw toNodeError(page.error);
-      for (const entry of page.value.entries) names.push(entry.name);
-      if (page.value.done) return names;
+      entries.push(...page.value.entries);
+      if (page.value.done) return entries;
     }
   } finally {
     await reader.close(context);
   }
 }
 
-/** `LsOperations` for pi's ls tool: existence, kinds and names all come from the env's machine. */
+/**
+ * `LsOperations` for pi's ls tool: existence, kinds and names all come from the env's machine. pi stats every entry
+ * it lists; the kinds the directory reader already reported answer those calls without another round trip to the
+ * target (links are still followed there). Those kinds are kept only from one `readdir` to the stats that follow
+ * it: every ls call starts with `exists`, which forgets them.
+ */
 export function createOutpostLsOperations(env: OutpostEnv): LsOperations {
+  let listedKinds = new Map<string, FileInfo["kind"]>();
   return {
-    exists: (path) => existsFollowing(env, path),
-    stat: (path) => statForPi(env, path),
-    readdir: (path) => readDirNames(env, path),
+    exists: (path) => {
+      listedKinds = new Map();
+      return existsFollowing(env, path);
+    },
+    stat: (path) => {
+      const kind = listedKinds.get(path);
+      listedKinds.delete(path);
+      if (kind === "file" || kind === "directory") return { isDirectory: () => kind === "directory" };
+      return statForPi(env, path);
+    },
+    readdir: async (path) => {
+      const entries = await readDirEntries(env, path);
+      listedKinds = new Map(entries.map((entry) => [entry.path, entry.kind]));
+      return entries.map((entry) => entry.name);
+    },
   };
 }

@@ -8,6 +8,16 @@ import type { Outcome, ToolCase } from "./harness.js";
 /** pi's local ls lists a FIFO; the env's directory reader leaves out kinds Durable cannot represent. */
 const FIFO_NOT_LISTED = "FIFOs are not representable in Durable's file kinds: the env's directory reader skips them";
 
+/** Durable's exec reports a death by signal as 128 + n; pi's local exec gets no code and shows none. */
+const SIGNAL_EXIT_CODE =
+  "Durable's exec reports a command killed by a signal as exit code 128 + n; pi's local exec sees null";
+
+/** pi's local outcome of a shell killed by SIGTERM, as Outpost reports it: a failure with code 143. */
+function exitedBySignal(pi: Outcome): Outcome {
+  const text = (pi.result!.content as { type: string; text: string }[])[0].text;
+  return { files: pi.files, error: `${text}\n\nCommand exited with code 143` };
+}
+
 /** pi words a find result from `FindOperations` differently than one from its local fd run. */
 const FIND_OPERATIONS_WORDING =
   "pi's find formats results from FindOperations (its branch for remote use) differently than its local fd run";
@@ -145,14 +155,26 @@ export const CASES: ToolCase[] = [
   },
   { tool: "bash", label: "bash exit code", args: { command: "echo before; exit 3" } },
   { tool: "bash", label: "bash no output", args: { command: "true" } },
+  {
+    tool: "bash",
+    label: "bash syntax (the shell is bash)",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash parameter expansion, for the shell
+    args: { command: '[[ a == a ]] && echo "bash ${BASH_VERSINFO[0]:+yes}"' },
+  },
   { tool: "bash", label: "bash output without a newline", args: { command: "printf 'no newline'" } },
   { tool: "bash", label: "bash in the cwd", args: { command: "pwd; ls src" } },
   { tool: "bash", label: "bash bytes that are not UTF-8", args: { command: "printf 'a\\377b\\n'" } },
   { tool: "bash", label: "bash timeout", args: { command: "echo started; sleep 10", timeout: 1 } },
   { tool: "bash", label: "bash timeout 0 is none", args: { command: "sleep 0.2; echo done", timeout: 0 } },
-  { tool: "bash", label: "bash abort", args: { command: "echo started; sleep 10" }, abortAfterMs: 500 },
+  { tool: "bash", label: "bash abort", args: { command: "echo started; sleep 10" }, abortAfterMs: 1000 },
   { tool: "bash", label: "bash long output (full-output file)", args: { command: "seq 1 5000" } },
   { tool: "bash", label: "bash long output and a failure", args: { command: "seq 1 3000; exit 2" } },
+  {
+    tool: "bash",
+    label: "bash killed by a signal",
+    args: { command: "echo before; kill -TERM $$" },
+    accepted: { cause: SIGNAL_EXIT_CODE, expect: exitedBySignal },
+  },
   { tool: "bash", label: "bash writes a file", args: { command: "echo made > made.txt" }, files: ["made.txt"] },
   // ls
   { tool: "ls", label: "ls the root", args: {}, accepted: { cause: FIFO_NOT_LISTED, expect: withoutRow("fifo") } },
@@ -203,5 +225,34 @@ export const CASES: ToolCase[] = [
   { tool: "grep", label: "grep CRLF lines", args: { pattern: "end", path: "src/util/deep" } },
   { tool: "grep", label: "grep a long line", args: { pattern: "needle", path: "long-line.txt" } },
   { tool: "grep", label: "grep with no match", args: { pattern: "zzz-no-such-text" } },
+  {
+    tool: "grep",
+    label: "grep a FIFO (ripgrep waits for a writer until aborted)",
+    args: { pattern: "x", path: "fifo" },
+    abortAfterMs: 1000,
+  },
   { tool: "grep", label: "grep a missing path", args: { pattern: "x", path: "missing" } },
 ];
+
+/** What the search through the env answers for a FIFO named on its own: no lines, at once. */
+const ENV_SEARCH_FIFO =
+  "grep searching through the env does not open a file that is not regular (a FIFO); ripgrep waits for a writer";
+
+/**
+ * The grep cases for grep's search through the env (no ripgrep on the target): the same, except that a FIFO named
+ * on its own gives no matches at once where ripgrep waits until the call is aborted.
+ */
+export const ENV_GREP_CASES: ToolCase[] = CASES.filter((toolCase) => toolCase.tool === "grep").map((toolCase) =>
+  toolCase.args.path === "fifo"
+    ? {
+        ...toolCase,
+        accepted: {
+          cause: ENV_SEARCH_FIFO,
+          expect: (pi) => ({
+            files: pi.files,
+            result: { content: [{ type: "text", text: "No matches found" }], details: undefined },
+          }),
+        },
+      }
+    : toolCase,
+);

@@ -6,17 +6,24 @@
 import "./pi-setup.js";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { LocalExecutionEnv } from "@outpost/sdk";
+import { type ExecutionEnv, LocalExecutionEnv } from "@outpost/sdk";
+import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { createOutpostToolDefinitions } from "../src/index.js";
-import { CASES } from "./cases.js";
+import { ENV_GREP_CASES } from "./cases.js";
 import { defineDifferential, TARGET_FULL_OUTPUT } from "./differential.js";
 import { buildScenario } from "./scenario.js";
 
-function localSide(base: string, name: string, grepBackend?: "env") {
+/** An Outpost side on this machine: the scenario in `base/name`, the env made by `makeEnv`. */
+function localSide(
+  base: string,
+  name: string,
+  makeEnv: (cwd: string) => ExecutionEnv & { close?: () => Promise<void> },
+  grepBackend?: "env",
+) {
   const root = join(base, name);
   mkdirSync(root);
   buildScenario(root);
-  const env = new LocalExecutionEnv({ cwd: root });
+  const env = makeEnv(root);
   return {
     side: {
       root,
@@ -27,17 +34,36 @@ function localSide(base: string, name: string, grepBackend?: "env") {
       },
       fullOutputPattern: TARGET_FULL_OUTPUT,
     },
-    close: () => env.close(),
+    close: async () => {
+      await env.cleanup({ abortSignal: undefined });
+      await env.close?.();
+    },
   };
 }
 
+const agentEnv = (cwd: string) => new LocalExecutionEnv({ cwd });
+// Durable's NodeExecutionEnv as the spec's reference implements it: an env without `listFiles`, so find and grep's
+// own listing go through `fd` on the target.
+const referenceEnv = (cwd: string) => new NodeExecutionEnv({ cwd });
+
 defineDifferential({
   title: "pi differential (LocalExecutionEnv)",
-  setup: async (base) => localSide(base, "outpost"),
+  setup: async (base) => localSide(base, "outpost", agentEnv),
 });
 
 defineDifferential({
   title: "pi differential, grep searching through the env (no ripgrep)",
-  cases: CASES.filter((toolCase) => toolCase.tool === "grep"),
-  setup: async (base) => localSide(base, "outpost-env-grep", "env"),
+  cases: ENV_GREP_CASES,
+  setup: async (base) => localSide(base, "outpost-env-grep", agentEnv, "env"),
+});
+
+defineDifferential({
+  title: "pi differential (reference NodeExecutionEnv, no listFiles)",
+  setup: async (base) => localSide(base, "reference", referenceEnv),
+});
+
+defineDifferential({
+  title: "pi differential, grep through the reference env (no ripgrep, no listFiles)",
+  cases: ENV_GREP_CASES,
+  setup: async (base) => localSide(base, "reference-env-grep", referenceEnv, "env"),
 });
