@@ -23,7 +23,7 @@ import (
 const (
 	// PagePaths is the most paths one page event carries.
 	PagePaths = 4096
-	// PageBytes is the payload size past which a page is sent.
+	// PageBytes bounds a page's payload (a single longer path gets a page of its own).
 	PageBytes = 256 << 10
 )
 
@@ -115,11 +115,18 @@ func (p *pager) add(path string) error {
 	if !utf8.ValidString(path) {
 		path = decodeName(path)
 	}
+	if len(p.page)+len(path)+1 > PageBytes {
+		// Sent before it would outgrow its buffer, so a page never holds more memory than PageBytes (a single
+		// path longer than that still gets a page of its own).
+		if err := p.flush(); err != nil {
+			return err
+		}
+	}
 	p.page = append(p.page, path...)
 	p.page = append(p.page, 0)
 	p.count++
 	p.total++
-	if p.count >= PagePaths || len(p.page) >= PageBytes {
+	if p.count >= PagePaths {
 		return p.flush()
 	}
 	return nil
@@ -133,10 +140,10 @@ func (p *pager) flush() error {
 	if p.call.Control.Aborted() {
 		return errStopped
 	}
-	page := p.page
-	count := p.count
-	p.page, p.count = make([]byte, 0, cap(page)), 0
-	return p.call.Events.Emit(proto.BulkQueue, map[string]any{"kind": "page", "count": count}, page)
+	page, count, first := p.page, p.count, p.total-p.count
+	p.page, p.count = make([]byte, 0, PageBytes), 0
+	// `first` also keeps every page's JSON distinct, so the writer never joins two pages into one frame.
+	return p.call.Events.Emit(proto.BulkQueue, map[string]any{"kind": "page", "first": first, "count": count}, page)
 }
 
 // run walks the tree, stopping when the request is cancelled.
@@ -148,7 +155,7 @@ func run(call *proto.Call, root string, opts Options, limit int) (proto.Reply, e
 		defer close(watched)
 		watchAbort(call.Control, stop, finished)
 	}()
-	p := &pager{call: call, limit: limit, page: make([]byte, 0, 64<<10)}
+	p := &pager{call: call, limit: limit, page: make([]byte, 0, PageBytes)}
 	err := Walk(root, opts, stop, p.add)
 	close(finished)
 	<-watched

@@ -14,9 +14,10 @@ import (
 const (
 	// Workers is the number of goroutines reading directories ahead of the one being listed.
 	Workers = 4
-	// MaxAhead bounds the directories read and not yet listed, which bounds the walk's memory by the tree's
-	// depth and this many directories, however large the tree.
-	MaxAhead = 256
+	// MaxAhead bounds the directories read and not yet listed, and MaxAheadEntries their entries: the walk's
+	// memory is bounded by the tree's depth and these, however large the tree.
+	MaxAhead        = 64
+	MaxAheadEntries = 4096
 	// readBatch is how many entries are read from a directory at a time (the walk checks for a stop between).
 	readBatch = 1024
 )
@@ -72,10 +73,12 @@ type walker struct {
 
 	mu sync.Mutex
 	// wake is signalled when work is queued, a directory is released, or the walk stops.
-	wake    *sync.Cond
-	queue   dirHeap
-	ahead   int
-	stopped bool
+	wake  *sync.Cond
+	queue dirHeap
+	ahead int
+	// aheadEntries counts the entries of the directories counted by ahead.
+	aheadEntries int
+	stopped      bool
 
 	stop atomic.Bool
 }
@@ -132,7 +135,7 @@ func (w *walker) list(d *dir, emit func(string) error) error {
 		return errStopped
 	}
 	w.await(d)
-	defer w.release()
+	defer w.release(d)
 	for _, e := range d.entries {
 		if e.sub != nil {
 			if err := w.list(e.sub, emit); err != nil {
@@ -156,11 +159,13 @@ func (w *walker) await(d *dir) {
 	<-d.done
 }
 
-// release forgets one listed directory, letting the workers read one more ahead.
-func (w *walker) release() {
+// release forgets one listed directory, letting the workers read more ahead.
+func (w *walker) release(d *dir) {
 	w.mu.Lock()
 	w.ahead--
+	w.aheadEntries -= len(d.entries)
 	w.mu.Unlock()
+	d.entries = nil
 	w.wake.Signal()
 }
 
@@ -168,7 +173,7 @@ func (w *walker) release() {
 func (w *walker) work() {
 	for {
 		w.mu.Lock()
-		for !w.stopped && (len(w.queue) == 0 || w.ahead >= MaxAhead) {
+		for !w.stopped && (len(w.queue) == 0 || w.ahead >= MaxAhead || w.aheadEntries >= MaxAheadEntries) {
 			w.wake.Wait()
 		}
 		if w.stopped {
@@ -186,11 +191,12 @@ func (w *walker) work() {
 // read reads and classifies d's entries, queues its subdirectories and marks it ready. A directory that cannot
 // be read lists nothing (LF15).
 func (w *walker) read(d *dir) {
-	w.mu.Lock()
-	w.ahead++
-	w.mu.Unlock()
 	raw := w.readEntries(d)
 	d.entries = w.classify(d, raw)
+	w.mu.Lock()
+	w.ahead++
+	w.aheadEntries += len(d.entries)
+	w.mu.Unlock()
 	var subs []*dir
 	for _, e := range d.entries {
 		if e.sub != nil {
