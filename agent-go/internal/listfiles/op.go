@@ -106,23 +106,24 @@ type pager struct {
 // errEnough ends the walk once the limit is reached and one more path proved the listing truncated.
 var errEnough = errors.New("limit reached")
 
-// add appends one path (raw bytes) to the current page, sending the page when it is full.
-func (p *pager) add(path string) error {
+// add appends one path (raw bytes, in two parts) to the current page, sending the page when it is full.
+func (p *pager) add(dir, name string) error {
 	if p.limit > 0 && p.total == p.limit {
 		p.truncated = true
 		return errEnough
 	}
-	if !utf8.ValidString(path) {
-		path = decodeName(path)
+	if !utf8.ValidString(name) || !utf8.ValidString(dir) {
+		dir, name = "", decodeName(dir+name)
 	}
-	if len(p.page)+len(path)+1 > PageBytes {
+	if len(p.page)+len(dir)+len(name)+1 > PageBytes {
 		// Sent before it would outgrow its buffer, so a page never holds more memory than PageBytes (a single
 		// path longer than that still gets a page of its own).
 		if err := p.flush(); err != nil {
 			return err
 		}
 	}
-	p.page = append(p.page, path...)
+	p.page = append(p.page, dir...)
+	p.page = append(p.page, name...)
 	p.page = append(p.page, 0)
 	p.count++
 	p.total++

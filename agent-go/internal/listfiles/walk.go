@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -84,10 +85,10 @@ type walker struct {
 }
 
 // Walk lists the files below root in listing order (LF12), calling emit with each path (raw bytes, "/"
-// separators). A non-nil error from emit ends the walk and is returned; so is errStopped after stop() fires.
+// separators) as the directory's part ("" or "a/b/") and the name, so no path is built just to be copied. A non-nil error from emit ends the walk and is returned; so is errStopped after stop() fires.
 // The root must already be known to be a readable directory. Every goroutine Walk starts is joined before it
 // returns.
-func Walk(root string, opts Options, stopSignal <-chan struct{}, emit func(path string) error) error {
+func Walk(root string, opts Options, stopSignal <-chan struct{}, emit func(dir, name string) error) error {
 	w := &walker{root: root, opts: opts}
 	w.wake = sync.NewCond(&w.mu)
 	top := &dir{done: make(chan struct{})}
@@ -130,7 +131,7 @@ func (w *walker) halt() {
 }
 
 // list emits the files of d and of everything below it, in order.
-func (w *walker) list(d *dir, emit func(string) error) error {
+func (w *walker) list(d *dir, emit func(dir, name string) error) error {
 	if w.stop.Load() {
 		return errStopped
 	}
@@ -143,7 +144,7 @@ func (w *walker) list(d *dir, emit func(string) error) error {
 			}
 			continue
 		}
-		if err := emit(d.rel + e.name); err != nil {
+		if err := emit(d.rel, e.name); err != nil {
 			return err
 		}
 	}
@@ -329,13 +330,14 @@ func (w *walker) classify(d *dir, raw []rawEntry) []entry {
 // compareEntries orders entries as their full paths compare byte by byte: a directory sorts as its name
 // followed by "/", since every path below it continues that way.
 func compareEntries(a, b entry) int {
-	n := min(len(a.name), len(b.name))
-	for i := 0; i < n; i++ {
-		if a.name[i] != b.name[i] {
-			return int(a.name[i]) - int(b.name[i])
-		}
+	if a.sub == nil && b.sub == nil {
+		return strings.Compare(a.name, b.name)
 	}
-	return int(next(a, n)) - int(next(b, n))
+	n := min(len(a.name), len(b.name))
+	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	return next(a, n) - next(b, n)
 }
 
 // next is the byte of e's sort key at position i (the name's, then "/" for a directory), or -1 at the end.
