@@ -146,24 +146,20 @@ func TestIgnoreRules(t *testing.T) {
 }
 
 func TestLimitTruncates(t *testing.T) {
-	files := map[string]string{}
-	for i := range 10000 {
-		files[fmt.Sprintf("d%02d/f%04d", i%37, i)] = ""
-	}
-	root := tree(t, files)
+	root := sharedTree(t)
 	all, _, err := list(t, map[string]any{"path": root}, nil)
 	must(t, err)
-	if len(all) != 10000 || !slices.IsSorted(all) {
+	if len(all) != sharedFiles || !slices.IsSorted(all) {
 		t.Fatalf("got %d paths, sorted %v", len(all), slices.IsSorted(all))
 	}
-	for _, limit := range []int{1, 4096, 4097, 9999, 10000, 10001} {
+	for _, limit := range []int{1, 4096, 4097, sharedFiles - 1, sharedFiles, sharedFiles + 1} {
 		got, reply, err := list(t, map[string]any{"path": root, "limit": limit}, nil)
 		must(t, err)
-		n := min(limit, 10000)
+		n := min(limit, sharedFiles)
 		if !slices.Equal(got, all[:n]) {
 			t.Errorf("limit %d: got %d paths, not the first ones", limit, len(got))
 		}
-		if truncated := reply.JSON.(map[string]any)["truncated"]; truncated != (limit < 10000) {
+		if truncated := reply.JSON.(map[string]any)["truncated"]; truncated != (limit < sharedFiles) {
 			t.Errorf("limit %d: truncated %v", limit, truncated)
 		}
 	}
@@ -194,11 +190,7 @@ func TestRootFailures(t *testing.T) {
 // An abort after the first page ends the walk promptly (LF16: within 50 ms on an idle machine; the bound here
 // allows for a loaded one) with no page after the error.
 func TestAbortStopsTheWalk(t *testing.T) {
-	files := map[string]string{}
-	for i := range 30000 {
-		files[fmt.Sprintf("d%03d/e%02d/f%05d", i%300, i%7, i)] = ""
-	}
-	root := tree(t, files)
+	root := sharedTree(t)
 	var abortedAt time.Time
 	got, _, err := list(t, map[string]any{"path": root}, func(call *proto.Call, n int) {
 		if n == 1 {
