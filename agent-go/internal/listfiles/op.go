@@ -62,13 +62,13 @@ func Handle(call *proto.Call) (proto.Reply, error) {
 			opts.Globs = append(opts.Globs, p)
 		}
 	}
-	if len(args.Glob) > 0 && len(opts.Globs) == 0 {
-		// Only comments and blank lines: nothing is selected.
-		return proto.Reply{JSON: map[string]any{"truncated": false}, Bulk: true}, nil
-	}
 	root := *args.Path
 	if f := checkRoot(root); f != nil {
 		return proto.Reply{}, f
+	}
+	if len(args.Glob) > 0 && len(opts.Globs) == 0 {
+		// Only comments and blank lines: nothing is selected.
+		return proto.Reply{JSON: map[string]any{"truncated": false}, Bulk: true}, nil
 	}
 	return run(call, root, opts, limit)
 }
