@@ -100,7 +100,12 @@ func star(pattern string, pi int, text string, pathname bool) int {
 				i++
 			}
 			if i == len(text) || text[i] != literal {
-				return noMatch
+				// No later start can find it either: only an enclosing `**` (for a star that stops at slashes)
+				// may still move on.
+				if crosses {
+					return abortAll
+				}
+				return abortToDoubleStar
 			}
 			text = text[i:]
 		}
