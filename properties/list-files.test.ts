@@ -1,7 +1,8 @@
 /**
  * `listFiles` against git itself (spec/semantics.md §18): random trees — names with spaces, unicode, `#`/`!`
  * prefixes, dots and brackets — with random `.gitignore` files at random depths, a random `.git/info/exclude` and
- * random `.ignore` files, all written with patterns of every form LF8–LF10 name.
+ * random `.ignore` files, all written with patterns of every form LF8–LF10 name; some files are symbolic links (to
+ * a directory, or dangling), which LF11 lists as files and git too.
  *
  * - In a fresh repository with nothing committed, `listFiles` equals `git ls-files --others --exclude-standard`.
  *   git does not read `.ignore`, so it is modelled apart: git runs on a copy of the tree in which each `.ignore`'s
@@ -14,7 +15,7 @@
  * `listFiles` never reads — cannot leak in.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LocalExecutionEnv } from "@outpost/sdk";
@@ -133,6 +134,8 @@ function nulList(output: Buffer): string[] {
 /** A generated tree: file paths, and ignore files by directory ("" is the root). */
 interface Tree {
   files: string[];
+  /** Files that are symbolic links instead: to "." (a directory) or to nothing. */
+  links: Map<string, string>;
   gitignores: Map<string, string>;
   ignores: Map<string, string>;
   exclude: string;
@@ -149,8 +152,9 @@ const treeArb = fc
     exclude: linesArb,
     picks: fc.array(fc.nat(), { minLength: 8, maxLength: 8 }),
     bom: fc.boolean(),
+    linkPicks: fc.array(fc.nat(), { maxLength: 3 }),
   })
-  .map(({ paths, gitignoreLines, ignoreLines, exclude, picks, bom }): Tree => {
+  .map(({ paths, gitignoreLines, ignoreLines, exclude, picks, bom, linkPicks }): Tree => {
     // A path cannot be both a file and a directory: a path that is a prefix of another is a directory.
     const dirs = new Set<string>([""]);
     for (const path of paths) {
@@ -169,7 +173,9 @@ const treeArb = fc
       // Often next to a .gitignore, so the two files' precedence (LF5) matters.
       ignores.set(at(i % 2 === 0 ? i : i + 5), lines);
     });
-    return { files, gitignores, ignores, exclude };
+    const links = new Map<string, string>();
+    for (const pick of linkPicks) links.set(files[pick % files.length], pick % 2 === 0 ? "." : "missing");
+    return { files, links, gitignores, ignores, exclude };
   });
 
 function write(path: string, content: string): void {
@@ -181,7 +187,14 @@ function write(path: string, content: string): void {
 function materialize(root: string, tree: Tree, forGit: boolean, withIgnoreFiles = true): void {
   mkdirSync(root, { recursive: true });
   git(root, ["init", "-q"]);
-  for (const file of tree.files) write(join(root, file), "x");
+  for (const file of tree.files) {
+    const target = tree.links.get(file);
+    if (target === undefined) write(join(root, file), "x");
+    else {
+      mkdirSync(dirname(join(root, file)), { recursive: true });
+      symlinkSync(target, join(root, file));
+    }
+  }
   if (withIgnoreFiles) writeIgnoreFiles(root, tree, forGit);
 }
 
@@ -208,7 +221,11 @@ async function listed(root: string): Promise<string[]> {
 }
 
 function describeTree([tree]: [Tree]): string {
-  const lines = [`  files: ${JSON.stringify(tree.files)}`, `  info/exclude: ${JSON.stringify(tree.exclude)}`];
+  const lines = [
+    `  files: ${JSON.stringify(tree.files)}`,
+    `  links: ${JSON.stringify([...tree.links])}`,
+    `  info/exclude: ${JSON.stringify(tree.exclude)}`,
+  ];
   for (const [dir, text] of tree.gitignores) lines.push(`  ${dir || "."}/.gitignore: ${JSON.stringify(text)}`);
   for (const [dir, text] of tree.ignores) lines.push(`  ${dir || "."}/.ignore: ${JSON.stringify(text)}`);
   return lines.join("\n");
