@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly nightly-summary clean
+.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -62,6 +62,11 @@ dist: setup
 ## bench: per-operation latency and throughput, Outpost vs the in-process reference
 bench: build
 	node --import tsx tools/bench.ts
+	node --import tsx tools/bench-list-files.ts
+
+## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
+bench-large: build
+	BENCH_FILES=1000000 node --import tsx tools/bench-list-files.ts
 
 ## properties-nightly: the differential property tests at 50x the CI budget; SHARD=i/N runs shard i of N
 ## (its own part of every budget, its own seed from OUTPOST_PROP_SEED and i); OUTPOST_PROP_REPORT=<file> records

@@ -14,6 +14,7 @@ targets=(
   "FuzzDispatch ./agent-go/internal/server/ 20000x"
   "FuzzParseRequest ./agent-go/internal/server/ 50000x"
   "FuzzOps ./agent-go/internal/fsops/ 3000x"
+  "FuzzIgnoreFile ./agent-go/internal/listfiles/ 20000x"
 )
 
 for entry in "${targets[@]}"; do

@@ -17,6 +17,7 @@ export {
 export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
 export * from "./errors.js";
 export { type CommandEnv, CommandRunner } from "./exec.js";
+export { LIST_FILES_FEATURE, type ListFilesOptions, type ListFilesResult } from "./list-files.js";
 export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js";
 export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";
 export * from "./result.js";

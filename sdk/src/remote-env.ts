@@ -11,6 +11,14 @@ import { CommandRunner } from "./exec.js";
 import { abortedError, isAborted, nulByteError, toFileError } from "./file-errors.js";
 import { readFileBytes, readFileText, writeContent } from "./file-io.js";
 import { RemoteHandle } from "./handle.js";
+import {
+  LIST_FILES_FEATURE,
+  type ListFilesOptions,
+  type ListFilesResult,
+  listFilesOnAgent,
+  notSupported,
+  validateListFilesOptions,
+} from "./list-files.js";
 import { listDirectory } from "./listing.js";
 import { basenameOnAgent, dirnameOnAgent, hasNulByte, joinOnAgent, resolveEnvPath } from "./paths.js";
 import { RemoteBinaryReader, RemoteDirReader, RemoteTextLineReader } from "./readers.js";
@@ -214,6 +222,31 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     return this.#run(path, context, ({ resolved, info }, signal) =>
       listDirectory(this.#connection, info, resolved, signal),
     );
+  }
+
+  /**
+   * Every file below `path` that the ignore rules keep (spec/semantics.md §18): paths relative to `path`, in byte
+   * order, walked by the agent. Not part of Durable's `ExecutionEnv`.
+   */
+  async listFiles(
+    path: string,
+    options: ListFilesOptions | undefined,
+    context: Context,
+  ): Promise<Result<ListFilesResult, FileError>> {
+    const signal = context.abortSignal;
+    const located = await this.#locate(path, this.cwd, signal);
+    if (!located.ok) return located;
+    const { resolved, info } = located.value;
+    if (isAborted(signal)) return err(abortedError(resolved));
+    const wire = validateListFilesOptions(options, resolved);
+    if (!wire.ok) return wire;
+    if (!info.features.includes(LIST_FILES_FEATURE)) return err(notSupported(resolved));
+    if (hasNulByte(resolved)) return err(nulByteError("path", resolved, resolved));
+    try {
+      return ok(await listFilesOnAgent(this.#connection, resolved, wire.value, options?.onPage, signal));
+    } catch (error) {
+      return err(toFileError(error, resolved));
+    }
   }
 
   openDirReader(path: string, context: Context): Promise<Result<DirReader, FileError>> {

@@ -25,6 +25,8 @@ import {
 /** One env under test. */
 export interface Target {
   readonly name: string;
+  /** Whether its envs have Outpost's `listFiles`. */
+  readonly listFiles: boolean;
   /** Calls `use` with a fresh env whose cwd is a new empty directory, removed afterwards. */
   withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void>;
   /** Stops the agent this target shares between cases, if any. */
@@ -75,6 +77,7 @@ async function inCaseDir<T extends ExecutionEnv>(
 function referenceTarget(): Target {
   return {
     name: "reference NodeExecutionEnv",
+    listFiles: false,
     withEnv: (use, settings) =>
       inCaseDir(
         (cwd) => new NodeExecutionEnv(caseOptions(cwd, settings)),
@@ -88,6 +91,7 @@ function referenceTarget(): Target {
 function localTarget(): Target {
   return {
     name: "LocalExecutionEnv",
+    listFiles: true,
     withEnv: (use, settings) =>
       inCaseDir(
         (cwd) => new LocalExecutionEnv(caseOptions(cwd, settings)),
@@ -102,6 +106,7 @@ function remoteTarget(): Target {
   let connection: Connection | undefined;
   return {
     name: "RemoteExecutionEnv over a pipe",
+    listFiles: true,
     withEnv: (use, settings) =>
       inCaseDir(
         (cwd) => {
@@ -149,7 +154,7 @@ export function removeSandbox(): void {
  */
 export function registerConformanceFor(name: string): void {
   const subject = target(name);
-  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv });
+  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv, listFiles: subject.listFiles });
 
   describe(`${subject.name}: processes`, () => {
     it("leaves no process of any case running", async () => {

@@ -19,7 +19,9 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
+	"github.com/outpost-dev/outpost/agent-go/internal/listfiles"
 	"github.com/outpost-dev/outpost/agent-go/internal/opscmd"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 	"github.com/outpost-dev/outpost/agent-go/internal/server"
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
@@ -146,6 +148,8 @@ func serverConfig(token string, stop <-chan struct{}) server.Config {
 		Info:     &info,
 		Files:    fsops.New(),
 		Commands: execop.New(info.TempDir),
-		Stop:     stop,
+		// listFiles runs on a goroutine of its own: a walk of a large tree must not hold a pool worker.
+		Dedicated: map[string]proto.Handler{"listFiles": listfiles.Handle},
+		Stop:      stop,
 	}
 }

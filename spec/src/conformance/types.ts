@@ -12,6 +12,8 @@ export interface ConformanceCase {
   rule?: string;
   /** Time the case may take; a runner should use it as the test timeout. */
   timeoutMs?: number;
+  /** Why the case does not apply to this target (e.g. the env has no `listFiles`); a runner reports it skipped. */
+  skip?: string;
   /** Runs the case. */
   run(): Promise<void>;
 }
@@ -39,6 +41,11 @@ export interface ConformanceOptions {
   linux?: boolean;
   /** Scale of the large-file cases in MiB (at least 20 to cross every chunk size). Default 20. */
   largeFileMiB?: number;
+  /**
+   * Whether the env has Outpost's `listFiles` (spec/semantics.md §18; the reference has not). Without it the
+   * `listFiles` cases are skipped — reported by name, never passed. Default false.
+   */
+  listFiles?: boolean;
 }
 
 /** Construction options of an env that exec cases vary. */
@@ -52,7 +59,10 @@ export interface EnvSettings {
 /** The three functions `registerConformance` needs from a vitest/jest-like runner. */
 export interface TestRunner {
   describe(title: string, body: () => void): void;
-  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  it: ((name: string, body: () => Promise<void>, timeoutMs?: number) => void) & {
+    /** Registers a case that is reported as skipped (vitest's and jest's `it.skip`). */
+    skip?: (name: string, body: () => Promise<void>) => void;
+  };
   /** Accepted so `{describe, it, expect}` can be passed as is; the cases use `node:assert` instead. */
   expect?: unknown;
 }
@@ -66,6 +76,7 @@ export interface Setup {
   nonUtf8Names: boolean;
   linux: boolean;
   largeFileMiB: number;
+  listFiles: boolean;
 }
 
 /** Declares one case; `rule` is the space-separated list of rule ids it checks. */
@@ -73,5 +84,5 @@ export type Define = (
   name: string,
   rule: string,
   run: (env: ExecutionEnv) => Promise<void>,
-  extra?: { timeoutMs?: number; settings?: EnvSettings },
+  extra?: { timeoutMs?: number; settings?: EnvSettings; skip?: string },
 ) => void;
