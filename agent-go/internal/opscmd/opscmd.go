@@ -1,6 +1,6 @@
 // Package opscmd holds the agent's subcommands for ops tools (Ansible, Salt, a Dockerfile): `version` to identify
-// the binary, `install` to pre-install it where the SDK's deployment looks for it. Usage errors exit 2; output a
-// tool would parse is available as JSON.
+// the binary, `install` to pre-install it where the SDK's deployment looks for it, `doctor` to check the machine's
+// readiness. Usage errors exit 2; output a tool would parse is available as JSON.
 package opscmd
 
 import (
@@ -11,7 +11,7 @@ import (
 )
 
 // Usage lists the ops subcommands, for the agent's usage text.
-const Usage = "       outpost version [--json]\n       outpost install [--dir D] [--json]"
+const Usage = "       outpost version [--json]\n       outpost install [--dir D] [--json]\n       outpost doctor [--json]"
 
 // command is one subcommand: it parses its own flags and returns the exit status.
 type command func(args []string, stdout, stderr io.Writer) int
@@ -19,6 +19,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 var commands = map[string]command{
 	"version": runVersion,
 	"install": runInstall,
+	"doctor":  runDoctor,
 }
 
 // Run runs the subcommand args[0] if it is one of this package's; handled is false otherwise.
