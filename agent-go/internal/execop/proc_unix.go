@@ -137,6 +137,12 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	closeAll(childEnds[:]...)
+	if err == nil {
+		if err = outputs.poller.watch(); err != nil {
+			_ = proc.Kill()
+			_, _ = proc.Wait()
+		}
+	}
 	if err != nil {
 		closeAll(stdinWriter)
 		outputs.poller.close()
