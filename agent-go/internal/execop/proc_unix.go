@@ -139,7 +139,8 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 	closeAll(childEnds[:]...)
 	if err == nil {
 		if err = outputs.poller.watch(); err != nil {
-			_ = proc.Kill()
+			// Output that cannot be read must not run unseen: the new group goes at once.
+			_ = unix.Kill(-proc.Pid, unix.SIGKILL)
 			_, _ = proc.Wait()
 		}
 	}
