@@ -410,7 +410,10 @@ func TestPostExitGrace(t *testing.T) {
 		}
 		_ = unix.Kill(pid, unix.SIGKILL)
 	})
-	writer := "(for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo $i; sleep 0.02; done) & exit "
+	// The pauses are bash's own `read -t` on an empty FIFO, not a `sleep` process per line: forking one took more
+	// than the 100 ms grace on a loaded machine and ended the command early (as it would under Node).
+	writer := "mkfifo pause; (exec 9<>pause; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do " +
+		"echo $i; read -t 0.02 -u 9; done) & exit "
 	t.Run("output keeps the grace open", func(t *testing.T) {
 		events := newFakeEvents()
 		out := run(t, New(dir), shell(writer+"3", dir), nil, events)
