@@ -94,8 +94,10 @@ export interface CommandSpec {
   /**
    * Writes one stream, then the other, then the first again, without pauses: whether the last write is read
    * together with the first (one read takes all a stream holds) or after the other stream is then a race (in
-   * Node too, X20), so the spill is compared as a multiset of bytes. Each stream's text is still compared. A
-   * command that writes stdout and then stderr only does not race: readiness order is write order.
+   * Node too, X20), so the spill is compared as a multiset of bytes. Each stream's text is still compared. So does
+   * a command that may write stderr before stdout (`cat` of a missing file, then of one that exists): output both
+   * streams hold when reading starts is read stdout first. A command that writes stdout and then stderr only does
+   * not race: readiness order is write order.
    */
   racesStreams?: true;
 }
@@ -138,7 +140,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { label: "argv printf", command: ["printf", "\\xff\\xfe\\n"] },
   { label: "argv ls", command: ["ls", "-A"] },
-  { label: "argv cat", command: ["cat", "a.txt", "missing"] },
+  { label: "argv cat", command: ["cat", "a.txt", "missing"], racesStreams: true },
   { label: "argv missing program", command: ["outpost-prop-missing-program"] },
   { label: "argv empty", command: [] },
   { label: "argv ./a.txt", command: ["./a.txt"] },

@@ -224,7 +224,7 @@ func (c *command) checkControl() {
 	}
 }
 
-// result applies the agent's precedence: timeout, abort, spill failure, then the exit code.
+// result applies the agent's precedence: timeout, abort, spill failure, delivery failure, then the exit code.
 func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
 	spillPath := c.out.spillPath()
 	withPath := func(f *proto.Failure) *proto.Failure {

@@ -18,9 +18,10 @@ const (
 
 var streamNames = [2]string{"stdout", "stderr"}
 
-// maxHeld bounds the undelivered text a window may hold when its own cap (XW4) is larger: reading pauses at this
-// size until the next delivery takes the text, as a full bulk queue pauses unwindowed output.
-var maxHeld int64 = 64 << 20
+// maxHeld bounds the undelivered text of a windowed command: what the window holds plus the delivery being
+// handed to the connection. Reading pauses at this size until deliveries make room, as a full bulk queue pauses
+// unwindowed output (a window whose cap, XW4, is below it keeps omitting text meanwhile). A variable for tests.
+var maxHeld int64 = 16 << 20
 
 // output turns a command's raw chunks into output events (decoded per stream), feeds the spill and, with a
 // window, holds text for paced delivery. Chunks of both streams pass through one lock, so decoding, spilling
@@ -31,10 +32,14 @@ type output struct {
 	decoders [2]*decode.Decoder
 	spill    *spill
 	win      *window.Window
-	// ready wakes the pacer when the window received text.
+	// ready wakes the pacer when the window received text; full wakes it from a pause when reading waits for
+	// room (maxHeld).
 	ready chan struct{}
-	// taken is signalled (with mu) when the pacer took the window's text or output stopped; a reader waiting
-	// for room in a full window waits on it.
+	full  chan struct{}
+	// inflight counts the bytes the pacer took from the window and has not handed to the connection yet.
+	inflight int64
+	// taken is signalled (with mu) when the pacer handed a delivery to the connection or output stopped; a
+	// reader waiting for room in a full window waits on it.
 	taken *sync.Cond
 	// stopped is set at settle time: later chunks are discarded.
 	stopped bool
@@ -58,6 +63,7 @@ func newOutput(events proto.Emitter, req *request, tmpdir string) *output {
 	if req.window != nil {
 		o.win = window.New(*req.window)
 		o.ready = make(chan struct{}, 1)
+		o.full = make(chan struct{}, 1)
 	}
 	return o
 }
@@ -70,12 +76,13 @@ func (o *output) failed() <-chan struct{} { return o.failure }
 
 // chunk handles one raw chunk read from a pipe: decode, deliver, then spill (NodeExecutionEnv's order).
 // Without a window a delivery may block while the connection's bulk queue is full; with one, the chunk waits
-// while the window holds maxHeld bytes it cannot omit. Either way the socket then fills and the command slows
+// while maxHeld bytes are undelivered. Either way the socket then fills and the command slows
 // down, as behind a slow reader.
 func (o *output) chunk(stream int, raw []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for o.win != nil && !o.stopped && o.win.Held() >= maxHeld {
+	for o.win != nil && !o.stopped && o.win.Held()+o.inflight >= maxHeld {
+		signal(o.full)
 		o.taken.Wait()
 	}
 	if o.stopped {
@@ -142,8 +149,8 @@ func (o *output) startPacer() (stop func()) {
 	}
 }
 
-// pace delivers held window text: no earlier than the pause the previous delivery asked for, and only once
-// the command's previous output frame has been written (at most one unsent frame per command).
+// pace delivers held window text: no earlier than the pause the previous delivery asked for (unless reading
+// waits for room), and only once the command's previous output frames have been written.
 func (o *output) pace(quit <-chan struct{}) {
 	var next time.Time
 	for {
@@ -152,7 +159,7 @@ func (o *output) pace(quit <-chan struct{}) {
 			return
 		case <-o.ready:
 		}
-		if !sleepUntil(next, quit) {
+		if !o.pauseUntil(next, quit) {
 			return
 		}
 		for o.events != nil && o.events.Unsent() > 0 {
@@ -164,15 +171,43 @@ func (o *output) pace(quit <-chan struct{}) {
 		// stopped, finish emit in windowed mode, so deliveries stay in order.
 		o.mu.Lock()
 		deliveries := o.win.Take()
-		o.taken.Broadcast()
+		select {
+		case <-o.full: // a reader still waiting after this Take signals again
+		default:
+		}
+		for _, d := range deliveries {
+			o.inflight += int64(len(d.Text))
+		}
 		o.mu.Unlock()
 		delivered := 0
 		for _, d := range deliveries {
 			o.emit(d)
 			delivered += len(d.Text)
+			o.mu.Lock()
+			o.inflight -= int64(len(d.Text))
+			o.taken.Broadcast()
+			o.mu.Unlock()
 		}
 		next = time.Now().Add(o.win.Pause(delivered))
 	}
+}
+
+// pauseUntil waits until t, or less once reading waits for room (maxHeld): text the window cannot omit then goes
+// out as fast as the connection takes it, as without a window. It returns false when quit closed first.
+func (o *output) pauseUntil(t time.Time, quit <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-quit:
+		return false
+	case <-timer.C:
+	case <-o.full:
+	}
+	return true
 }
 
 // sleepUntil waits until t; it returns false when quit closed first.

@@ -41,14 +41,29 @@ func newEpoller(fds [2]int) (poller, error) {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	p := &epoller{epfd: epfd, wake: wake, fds: fds}
-	for data, fd := range [3]int{fds[stdout], fds[stderr], wake} {
-		event := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(data)}
-		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &event); err != nil {
-			p.close()
-			return nil, fmt.Errorf("epoll_ctl: %w", err)
-		}
+	if err := p.add(wakeEvent, wake); err != nil {
+		p.close()
+		return nil, err
 	}
 	return p, nil
+}
+
+// watch adds stdout, then stderr: descriptors that are ready when added join epoll's ready list in that order.
+func (p *epoller) watch() error {
+	for stream, fd := range p.fds {
+		if err := p.add(stream, fd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *epoller) add(data, fd int) error {
+	event := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(data)}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &event); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return nil
 }
 
 func (p *epoller) wait(ready []int) ([]int, error) {

@@ -32,6 +32,9 @@ func newPollPoller(fds [2]int) (poller, error) {
 	return &pollPoller{fds: fds, watching: [2]bool{true, true}, wakeR: wakeR, wakeW: wakeW, wakeFd: int(wakeR.Fd())}, nil
 }
 
+// watch needs nothing: poll(2) takes the descriptors at every wait.
+func (p *pollPoller) watch() error { return nil }
+
 func (p *pollPoller) wait(ready []int) ([]int, error) {
 	set := make([]unix.PollFd, 0, 3)
 	streams := make([]int, 0, 2)

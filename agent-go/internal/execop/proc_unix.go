@@ -137,6 +137,13 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	closeAll(childEnds[:]...)
+	if err == nil {
+		if err = outputs.poller.watch(); err != nil {
+			// Output that cannot be read must not run unseen: the new group goes at once.
+			_ = unix.Kill(-proc.Pid, unix.SIGKILL)
+			_, _ = proc.Wait()
+		}
+	}
 	if err != nil {
 		closeAll(stdinWriter)
 		outputs.poller.close()

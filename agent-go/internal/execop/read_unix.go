@@ -18,6 +18,10 @@ var errStopped = errors.New("output reading stopped")
 
 // poller waits on a command's stdout and stderr descriptors together.
 type poller interface {
+	// watch starts watching both streams, stdout first; it is called once, right after the child started. As
+	// under Node (libuv registers the descriptors once the child runs), output both streams already hold then is
+	// read stdout first.
+	watch() error
 	// wait blocks until at least one watched stream is readable (data, end of file or an error) and appends the
 	// readable streams to ready in the order they became readable. It returns errStopped once stop was called.
 	wait(ready []int) ([]int, error)

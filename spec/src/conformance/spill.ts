@@ -59,6 +59,16 @@ export function spillCases(setup: Setup, define: Define): void {
     assert.equal(Buffer.from(await takeSpill(env, value(mixed.result, "mixed").spillPath)).toString(), "onetwothree");
   });
 
+  define("the spill interleaves the streams in readiness order", "X26 X20", async (env) => {
+    // stdout written right before stderr is read first, so it is spilled first: every time, with no pause.
+    const spilled: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const out = await run(env, "printf one; printf two >&2", { spill: { afterBytes: 0, afterLines: 0 } });
+      spilled.push(Buffer.from(await takeSpill(env, value(out.result, `run ${i}`).spillPath)).toString());
+    }
+    assert.deepEqual(spilled, Array(20).fill("onetwo"));
+  });
+
   define("a spilled command keeps its whole output, however large", "X26 X27 X29", async (env) => {
     const out = await run(env, [shell, flag, "head -c 500000 /dev/zero | tr '\\0' x; echo; echo end"], {
       spill: { afterBytes: 1000, afterLines: 1000 },

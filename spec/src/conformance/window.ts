@@ -17,8 +17,19 @@ function checkWindowed(out: Captured, expected: string, window: ShellOutputWindo
   let position = 0;
   let skippedBytes = 0;
   let skippedNewlines = 0;
+  // The text after the latest omission: it must end up larger than the window before the next omission.
+  let sinceSkip: { index: number; text: string } | undefined;
+  const checkSinceSkip = () => {
+    if (sinceSkip === undefined) return;
+    assert.ok(
+      Buffer.byteLength(sinceSkip.text) > window.maxBytes || newlinesIn(sinceSkip.text) > window.maxLines,
+      `skip ${sinceSkip.index} is followed by more than the window`,
+    );
+  };
   out.chunks.forEach((chunk, index) => {
     if (chunk.skipped && chunk.skipped.bytes > 0) {
+      checkSinceSkip();
+      sinceSkip = { index, text: "" };
       const omitted = full.subarray(position, position + chunk.skipped.bytes).toString();
       assert.equal(Buffer.byteLength(omitted), chunk.skipped.bytes, `skip ${index} stays inside the output`);
       assert.equal(chunk.skipped.newlines, newlinesIn(omitted), `skip ${index}: newlines`);
@@ -26,12 +37,8 @@ function checkWindowed(out: Captured, expected: string, window: ShellOutputWindo
       position += chunk.skipped.bytes;
       skippedBytes += chunk.skipped.bytes;
       skippedNewlines += chunk.skipped.newlines;
-      // The chunk carrying a skip holds all output after the omission, and more than the window of it.
-      assert.ok(
-        Buffer.byteLength(chunk.text) > window.maxBytes || newlinesIn(chunk.text) > window.maxLines,
-        `skip ${index} is followed by more than the window`,
-      );
     }
+    if (sinceSkip !== undefined) sinceSkip.text += chunk.text;
     const size = Buffer.byteLength(chunk.text);
     assert.equal(
       chunk.text,
@@ -40,6 +47,7 @@ function checkWindowed(out: Captured, expected: string, window: ShellOutputWindo
     );
     position += size;
   });
+  checkSinceSkip();
   assert.equal(position, full.length, "delivered + skipped bytes equal the output");
   const delivered = out.chunks.map((chunk) => chunk.text).join("");
   assert.equal(newlinesIn(delivered) + skippedNewlines, newlinesIn(expected), "delivered + skipped newlines");
@@ -72,6 +80,31 @@ export function windowCases(setup: Setup, define: Define): void {
     assert.deepEqual(value(out.result, "exec"), { exitCode: 0 });
     const expected = "0123456789abcdef\n".repeat(Math.ceil(3_000_000 / 17)).slice(0, 3_000_000);
     checkWindowed(out, expected, { maxBytes: 1000, maxLines: 20, minIntervalMs: 20, bytesPerSecond: 1_000_000 });
+  });
+
+  define("a window larger than a frame loses nothing", "XW3 XW4 XW5", async (env) => {
+    // 20 MB of 40 MB held by a paced window used to go out as one payload over the frame limit: the agent then
+    // dropped every later chunk and still reported exit 0.
+    const large: ShellOutputWindow = { maxBytes: 20_000_000, maxLines: 1e12, minIntervalMs: 300, bytesPerSecond: 1e12 };
+    let delivered = 0;
+    let skipped = 0;
+    let tail = "";
+    const result = await env.exec(
+      [shell, flag, "head -c 40000000 /dev/zero | tr '\\0' x; printf end"],
+      {
+        window: large,
+        onOutput: (text, _context, info) => {
+          delivered += Buffer.byteLength(text);
+          skipped += info.skipped?.bytes ?? 0;
+          tail = (tail + text).slice(-3);
+        },
+      },
+      { abortSignal: undefined },
+    );
+    assert.deepEqual(value(result, "exec"), { exitCode: 0 });
+    assert.equal(delivered + skipped, 40_000_003, "delivered + skipped bytes equal the output");
+    assert.ok(delivered > large.maxBytes, `at least the window is delivered (${delivered})`);
+    assert.equal(tail, "end", "the output's end arrives");
   });
 
   define("a window missing a field is no window", "XW2 XW1", async (env) => {
