@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/frame"
+)
+
+// end closes the client's ends of the agent's stdio, as a client that is done does, waits for the agent to
+// exit (killing it after a while) and returns its peak resident set in bytes. The peak is the agent's VmHWM,
+// sampled until it exits (ru_maxrss would not do: it counts the test process's own memory, which the child
+// shares between fork and exec).
+func (a *agent) end() int64 {
+	a.t.Helper()
+	peak := peakRSS(a.pid())
+	_ = a.in.Close()
+	_ = a.out.Close()
+	kill := time.After(10 * time.Second)
+	for {
+		select {
+		case <-a.exited:
+			return peak
+		case <-kill:
+			_ = a.cmd.Process.Kill()
+		case <-time.After(10 * time.Millisecond):
+			peak = max(peak, peakRSS(a.pid()))
+		}
+	}
+}
+
+// peakRSS is a process's VmHWM in bytes, or 0 once it is gone.
+func peakRSS(pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// memoryCeiling is the peak RSS the agent must stay under whatever a client floods it with.
+const memoryCeiling = 256 << 20
+
+// Under each flood of the issue that showed unbounded memory, the agent's peak RSS stays under the ceiling:
+// huge reads of a tiny file, execs carrying maximum-size JSON, and maximum-size writes to a FIFO nobody reads.
+func TestFloodsStayUnderTheMemoryCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("floods the real agent with gigabytes; skipped in -short mode")
+	}
+	dir := t.TempDir()
+	big := frame.MaxFrame - frame.HeaderSize
+	floods := []struct {
+		name string
+		// frames builds the flood; setup requests may be sent first.
+		frames func(a *agent) []frame.Frame
+		// settle, when set, waits for the agent to have handled a completely read flood.
+		settle func(a *agent)
+	}{
+		{"300 preads of 2^53-1 bytes from a 6-byte file", func(a *agent) []frame.Frame {
+			small := filepath.Join(dir, "small")
+			if err := os.WriteFile(small, []byte("hello!"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a.request(1, fmt.Sprintf(`{"op":"open","path":%q}`, small), nil)
+			handle := a.reply(1)["handle"]
+			var frames []frame.Frame
+			for id := uint32(2); id < 302; id++ {
+				frames = append(frames, frame.Frame{Type: frame.Request, ID: id,
+					JSON: []byte(fmt.Sprintf(`{"op":"pread","handle":%v,"offset":0,"length":9007199254740991}`, handle))})
+			}
+			return frames
+		}, func(a *agent) {
+			a.replies(300)
+		}},
+		{"48 running execs carrying 16 MiB of JSON each", func(a *agent) []frame.Frame {
+			var frames []frame.Frame
+			for id := uint32(1); id <= 48; id++ {
+				head := fmt.Sprintf(`{"op":"exec","command":"sleep 100","cwd":%q,"env":{},"pad":"`, dir)
+				pad := strings.Repeat("x", big-len(head)-2)
+				frames = append(frames, frame.Frame{Type: frame.Request, ID: id, JSON: []byte(head + pad + `"}`)})
+			}
+			return frames
+		}, nil},
+		{"80 writes of 16 MiB to a FIFO nobody reads", func(a *agent) []frame.Frame {
+			fifo := filepath.Join(dir, "fifo")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil && !errors.Is(err, os.ErrExist) {
+				t.Fatal(err)
+			}
+			head := []byte(fmt.Sprintf(`{"op":"write","path":%q,"append":true}`, fifo))
+			payload := bytes.Repeat([]byte{'w'}, big-len(head))
+			var frames []frame.Frame
+			for id := uint32(1); id <= 80; id++ {
+				frames = append(frames, frame.Frame{Type: frame.Request, ID: id, JSON: head, Payload: payload})
+			}
+			return frames
+		}, nil},
+	}
+	for _, flood := range floods {
+		t.Run(flood.name, func(t *testing.T) {
+			a := startAgent(t)
+			completed := a.flood(flood.frames(a))
+			if completed && flood.settle != nil {
+				stop := a.pingWhile()
+				flood.settle(a)
+				stop()
+			}
+			peak := a.end()
+			t.Logf("peak RSS %.1f MiB (flood %s)", float64(peak)/(1<<20),
+				map[bool]string{true: "read completely", false: "held back by the agent"}[completed])
+			if peak > memoryCeiling {
+				t.Fatalf("peak RSS %d MiB exceeds the ceiling of %d MiB", peak>>20, memoryCeiling>>20)
+			}
+		})
+	}
+}
