@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -128,5 +129,126 @@ func TestFloodsStayUnderTheMemoryCeiling(t *testing.T) {
 				t.Fatalf("peak RSS %d MiB exceeds the ceiling of %d MiB", peak>>20, memoryCeiling>>20)
 			}
 		})
+	}
+}
+
+// processesRunning lists the pids whose command line is exactly argv.
+func processesRunning(t *testing.T, argv ...string) []int {
+	t.Helper()
+	want := strings.Join(argv, "\x00") + "\x00"
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && string(cmdline) == want {
+			if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && isZombie(stat) {
+				continue
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// isZombie reads the state field of /proc/<pid>/stat (after the parenthesized command name).
+func isZombie(stat []byte) bool {
+	end := bytes.LastIndexByte(stat, ')')
+	return end >= 0 && end+2 < len(stat) && stat[end+2] == 'Z'
+}
+
+// uniqueSleep is a sleep command line no other process has: a duration with this test run's own digits.
+func uniqueSleep(seconds int) []string {
+	return []string{"sleep", fmt.Sprintf("%d.%09d", seconds, time.Now().UnixNano()%1e9)}
+}
+
+func execArgv(dir string, argv []string) string {
+	raw, _ := json.Marshal(map[string]any{"op": "exec", "argv": argv, "cwd": dir, "env": map[string]any{}})
+	return string(raw)
+}
+
+// killAll kills leftover processes so a failing test does not leave them behind.
+func killAll(pids []int) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// A command the agent kills because its input ended is never answered: the client sees the connection lost,
+// not an exit status 137 that reads as a successful kill. Every command is known to run (it printed) before
+// the input ends.
+func TestCommandsKilledAtShutdownGetNoResult(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t)
+	sleep := uniqueSleep(100)
+	t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+	// Open handles make the agent's shutdown take a little longer (it closes them), as a real session's do.
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const handles = 4000
+	for id := uint32(10000); id < 10000+handles; id++ {
+		a.request(id, fmt.Sprintf(`{"op":"open","path":%q}`, file), nil)
+	}
+	a.replies(handles)
+	const commands = 320
+	script := "echo up; exec " + strings.Join(sleep, " ")
+	for id := uint32(1); id <= commands; id++ {
+		a.request(id, execArgv(dir, []string{"sh", "-c", script}), nil)
+	}
+	for up := 0; up < commands; {
+		f, err := a.next()
+		if err != nil {
+			t.Fatalf("%d commands started before the output ended: %v", up, err)
+		}
+		switch f.Type {
+		case frame.Event:
+			up++
+		case frame.Result, frame.Error:
+			t.Fatalf("request %d ended early: %s", f.ID, f.JSON)
+		}
+	}
+	_ = a.in.Close()
+	answered := 0
+	for {
+		f, err := a.next()
+		if err != nil {
+			break
+		}
+		if f.Type == frame.Result || f.Type == frame.Error {
+			answered++
+		}
+	}
+	if answered != 0 {
+		t.Fatalf("%d of %d commands killed at shutdown were answered", answered, commands)
+	}
+}
+
+// orphanRounds is how many agents TestNoCommandOutlivesItsAgent starts; before the fix a few rounds in a
+// hundred left their command running.
+const orphanRounds = 300
+
+// An exec that arrives just before the input ends never outlives the agent: each round sends one and closes
+// the input at once, and once every agent has exited not one of their commands is still running.
+func TestNoCommandOutlivesItsAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts many agents; skipped in -short mode")
+	}
+	dir := t.TempDir()
+	sleep := uniqueSleep(9)
+	t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+	for range orphanRounds {
+		a := startAgent(t)
+		a.request(1, execArgv(dir, sleep), nil)
+		a.end()
+	}
+	if left := processesRunning(t, sleep...); len(left) > 0 {
+		t.Fatalf("%d of %d commands outlived their agent", len(left), orphanRounds)
 	}
 }
