@@ -252,3 +252,32 @@ func TestNoCommandOutlivesItsAgent(t *testing.T) {
 		t.Fatalf("%d of %d commands outlived their agent", len(left), orphanRounds)
 	}
 }
+
+// A client that closed the agent's output but keeps its input open (and pinging) is gone: the first reply
+// the agent cannot write ends the connection, and the running command dies with it.
+func TestClosedOutputEndsTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t)
+	sleep := uniqueSleep(100)
+	t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+	a.request(1, execArgv(dir, []string{"sh", "-c", "echo up; exec " + strings.Join(sleep, " ")}), nil)
+	if f, err := a.next(); err != nil || f.Type != frame.Event {
+		t.Fatalf("the command did not start: %v %v", f, err)
+	}
+	_ = a.out.Close()
+	a.request(2, `{"op":"hello"}`, nil)
+	stop := a.pingWhile()
+	defer stop()
+	select {
+	case <-a.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent kept running with its output closed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(processesRunning(t, sleep...)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the command outlived the agent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
