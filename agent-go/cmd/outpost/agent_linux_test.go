@@ -22,7 +22,8 @@ import (
 // shares between fork and exec).
 func (a *agent) end() int64 {
 	a.t.Helper()
-	peak := peakRSS(a.pid())
+	server := a.serverPid()
+	peak := peakRSS(server)
 	_ = a.in.Close()
 	_ = a.out.Close()
 	kill := time.After(10 * time.Second)
@@ -33,9 +34,24 @@ func (a *agent) end() int64 {
 		case <-kill:
 			_ = a.cmd.Process.Kill()
 		case <-time.After(10 * time.Millisecond):
-			peak = max(peak, peakRSS(a.pid()))
+			peak = max(peak, peakRSS(server))
 		}
 	}
+}
+
+// serverPid is the pid of the process that serves: the guardian's child, or the agent itself when it runs
+// without a guardian.
+func (a *agent) serverPid() int {
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", a.pid()))
+	for _, list := range lists {
+		raw, _ := os.ReadFile(list)
+		if fields := strings.Fields(string(raw)); len(fields) > 0 {
+			if pid, err := strconv.Atoi(fields[0]); err == nil {
+				return pid
+			}
+		}
+	}
+	return a.pid()
 }
 
 // peakRSS is a process's VmHWM in bytes, or 0 once it is gone.
@@ -280,4 +296,116 @@ func TestClosedOutputEndsTheAgent(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// waitProcesses waits until exactly n processes run argv (bounded) and returns them.
+func waitProcesses(t *testing.T, n int, argv ...string) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := processesRunning(t, argv...)
+		if len(pids) == n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes run %q, want %d", len(pids), argv, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// escapingTrees are commands whose descendants outlive the command's shell in ways a process-group kill
+// misses (or, for the first, does not): each prints "up" once its marker processes run. %s is the marker
+// command; n is how many marker processes each starts.
+var escapingTrees = []struct {
+	name, script string
+	n            int
+}{
+	{"background jobs of a waiting shell", "%[1]s & %[1]s & echo up; wait", 2},
+	{"a setsid descendant", "setsid %[1]s & echo up; wait", 1},
+	{"a double fork", "(setsid sh -c '%[1]s & exit' &); echo up; exec %[1]s", 2},
+}
+
+// No command survives the agent, however the agent ends and whatever the command's tree did to escape:
+// SIGKILL of the process the client started (the guardian), SIGKILL of the server behind it, or the end
+// of the input.
+func TestNoDescendantSurvivesTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	endings := []struct {
+		name string
+		end  func(a *agent)
+	}{
+		{"agent SIGKILLed", func(a *agent) { _ = a.cmd.Process.Kill() }},
+		{"server SIGKILLed", func(a *agent) { _ = syscall.Kill(a.serverPid(), syscall.SIGKILL) }},
+		{"input closed", func(a *agent) { _ = a.in.Close() }},
+	}
+	for _, ending := range endings {
+		for _, tree := range escapingTrees {
+			t.Run(ending.name+"/"+tree.name, func(t *testing.T) {
+				sleep := uniqueSleep(100)
+				t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+				a := startAgent(t)
+				script := fmt.Sprintf(tree.script, strings.Join(sleep, " "))
+				a.request(1, execArgv(dir, []string{"sh", "-c", script}), nil)
+				if f, err := a.next(); err != nil || f.Type != frame.Event {
+					t.Fatalf("the command did not start: %v %v", f, err)
+				}
+				waitProcesses(t, tree.n, sleep...)
+				ending.end(a)
+				waitProcesses(t, 0, sleep...)
+			})
+		}
+	}
+}
+
+// A command killed by its timeout (or an abort, or cleanup()) takes with it the descendants that left its
+// process group: they were re-parented to the agent, which kills them when the command settles.
+func TestKilledCommandTakesItsEscapedDescendants(t *testing.T) {
+	dir := t.TempDir()
+	for _, tree := range escapingTrees {
+		t.Run(tree.name, func(t *testing.T) {
+			sleep := uniqueSleep(100)
+			t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+			a := startAgent(t)
+			script := fmt.Sprintf(tree.script, strings.Join(sleep, " "))
+			a.request(1, execArgv(dir, []string{"sh", "-c", script}), nil)
+			if f, err := a.next(); err != nil || f.Type != frame.Event {
+				t.Fatalf("the command did not start: %v %v", f, err)
+			}
+			waitProcesses(t, tree.n, sleep...)
+			if err := a.send(frame.Frame{Type: frame.Cancel, ID: 1, JSON: []byte(`{"mode":"kill"}`)}); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				f, err := a.next()
+				if err != nil {
+					t.Fatalf("no reply to the killed command: %v", err)
+				}
+				if f.ID == 1 && (f.Type == frame.Result || f.Type == frame.Error) {
+					break
+				}
+			}
+			waitProcesses(t, 0, sleep...)
+		})
+	}
+}
+
+// A command that ends by itself leaves its background jobs running, as Node does (only a kill takes them):
+// the agent adopting them changes nothing until the connection ends.
+func TestFinishedCommandKeepsItsBackgroundJobs(t *testing.T) {
+	dir := t.TempDir()
+	sleep := uniqueSleep(100)
+	t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+	a := startAgent(t)
+	script := fmt.Sprintf("(setsid %s > /dev/null 2>&1 &); echo up", strings.Join(sleep, " "))
+	a.request(1, execArgv(dir, []string{"sh", "-c", script}), nil)
+	if got := a.reply(1); got["exitCode"] != float64(0) {
+		t.Fatalf("result %v", got)
+	}
+	// Another command settling sweeps the adopted processes again; the job must survive that too.
+	a.request(2, execArgv(dir, []string{"true"}), nil)
+	a.reply(2)
+	waitProcesses(t, 1, sleep...)
+	a.end()
+	waitProcesses(t, 0, sleep...)
 }
