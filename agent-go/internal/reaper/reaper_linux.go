@@ -32,6 +32,7 @@ func Ticks() uint64 {
 // process is what /proc/<pid>/stat says about a process.
 type process struct {
 	zombie     bool
+	parent     int
 	startTicks uint64
 }
 
@@ -42,7 +43,7 @@ func stat(pid int) (process, bool) {
 		return process{}, false
 	}
 	// The command name may contain anything, so the fields are counted from its closing parenthesis:
-	// field 3 (state) comes first, field 22 (starttime) 19 fields later.
+	// field 3 (state) comes first, then field 4 (ppid), and field 22 (starttime) 19 fields after the state.
 	end := bytes.LastIndexByte(raw, ')')
 	if end < 0 {
 		return process{}, false
@@ -55,7 +56,11 @@ func stat(pid int) (process, bool) {
 	if err != nil {
 		return process{}, false
 	}
-	return process{zombie: fields[0] == "Z", startTicks: start}, true
+	parent, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return process{}, false
+	}
+	return process{zombie: fields[0] == "Z", parent: parent, startTicks: start}, true
 }
 
 // StartTicks is when a process started, in Ticks; ok is false once it is gone.
@@ -65,9 +70,13 @@ func StartTicks(pid int) (uint64, bool) {
 }
 
 // children lists the children of pid, across all its threads (a child belongs to the thread that forked it,
-// and an orphan to whichever thread of its new parent the kernel picked).
+// and an orphan to whichever thread of its new parent the kernel picked). Kernels without the children files
+// (CONFIG_PROC_CHILDREN) are served by a scan of every process's parent.
 func children(pid int) []int {
 	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	if len(lists) == 0 {
+		return childrenByScan(pid)
+	}
 	var pids []int
 	for _, list := range lists {
 		raw, err := os.ReadFile(list)
@@ -78,6 +87,25 @@ func children(pid int) []int {
 			if child, err := strconv.Atoi(field); err == nil {
 				pids = append(pids, child)
 			}
+		}
+	}
+	return pids
+}
+
+// childrenByScan lists the processes whose parent is pid by reading every /proc/<pid>/stat.
+func childrenByScan(parent int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := stat(pid); ok && p.parent == parent {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
