@@ -1,5 +1,5 @@
 /**
- * `listFiles` against git itself (spec/semantics.md §18): random trees — names with spaces, unicode, `#`/`!`
+ * `listFiles` against git itself (spec/semantics.md §19): random trees — names with spaces, unicode, `#`/`!`
  * prefixes, dots and brackets — with random `.gitignore` files at random depths, a random `.git/info/exclude` and
  * random `.ignore` files, all written with patterns of every form LF8–LF10 name; some files are symbolic links (to
  * a directory, or dangling), which LF11 lists as files and git too.

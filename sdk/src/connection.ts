@@ -33,6 +33,14 @@ export interface ConnectionOptions {
   silenceLimitMs?: number;
   /** @internal Time the agent has to print its marker and answer `hello` (default 60 s). */
   startTimeoutMs?: number;
+  /**
+   * Bounds, in milliseconds, how long each request other than `exec` and `watch` (which last as long as their
+   * command or watcher) may wait for its answer. Default: none, as Node's file operations have none — an agent
+   * that keeps pinging but never answers would leave the request waiting. A request that runs out of time fails
+   * as lost (`{lost: true, timedOut: true}`: its outcome is unknown), a cancel is sent for it, and a late answer is
+   * ignored. `RequestOptions.timeoutMs` overrides it per request.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** What the agent reports about its machine in answer to `hello`. */
@@ -66,6 +74,12 @@ export interface RequestOptions {
   payload?: Uint8Array;
   /** Aborting sends a cancel frame; the request still settles with whatever the agent answers. */
   signal?: AbortSignal;
+  /**
+   * Fails the request as lost (`{lost: true, timedOut: true}`) if no answer came within this many milliseconds,
+   * sending a cancel; `Infinity` means no limit. Default: the connection's `requestTimeoutMs` (none for `exec` and
+   * `watch`).
+   */
+  timeoutMs?: number;
   /** Binds the request to a session (e.g. a handle's): if it is no longer the live one, the request fails as lost. */
   session?: number;
   /** Receives the request's event frames. */
@@ -112,6 +126,8 @@ export function isConnectionLost(error: unknown): boolean {
 }
 
 const PROTOCOL = 1;
+/** Operations that last as long as their command or watcher: no default deadline applies to them. */
+const LONG_RUNNING_OPS = new Set(["exec", "watch"]);
 const PING_INTERVAL_MS = 5_000;
 const SILENCE_LIMIT_MS = 30_000;
 const START_TIMEOUT_MS = 60_000;
@@ -225,6 +241,8 @@ class Pending {
   readonly transientEvents: boolean;
   /** The abort listener, while one is attached. */
   onAbort: (() => void) | undefined;
+  /** The deadline timer, while one runs. */
+  timer: NodeJS.Timeout | undefined;
 
   constructor(
     session: Session,
@@ -255,6 +273,7 @@ class Pending {
 
   #settle(): void {
     this.#session.pending.delete(this.#id);
+    if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.onAbort !== undefined) this.#signal?.removeEventListener("abort", this.onAbort);
     this.#session.updateRef();
   }
@@ -373,6 +392,7 @@ export class Connection {
   readonly #pingIntervalMs: number;
   readonly #silenceLimitMs: number;
   readonly #startTimeoutMs: number;
+  readonly #requestTimeoutMs: number | undefined;
   #nextId = 1;
   #sessionCount = 0;
   #current: Session | undefined;
@@ -386,6 +406,7 @@ export class Connection {
     this.#pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
     this.#silenceLimitMs = options.silenceLimitMs ?? SILENCE_LIMIT_MS;
     this.#startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+    this.#requestTimeoutMs = options.requestTimeoutMs;
   }
 
   /** The agent's `hello` answer; starts the agent if needed. */
@@ -654,6 +675,22 @@ export class Connection {
         request.onAbort = () => session.send(FrameType.cancel, id, {});
         signal.addEventListener("abort", request.onAbort, { once: true });
       }
+    }
+    const timeoutMs = options.timeoutMs ?? (LONG_RUNNING_OPS.has(op) ? undefined : this.#requestTimeoutMs);
+    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+      request.timer = setTimeout(() => {
+        request.reject(
+          new RemoteError({
+            code: "unknown",
+            lost: true,
+            timedOut: true,
+            message: `outpost agent did not answer ${op} within ${timeoutMs} ms`,
+          }),
+        );
+        if (session.live) session.send(FrameType.cancel, id, {});
+      }, timeoutMs);
+      // The pending request keeps the process alive as long as it should; the timer itself must not.
+      request.timer.unref();
     }
     return promise;
   }

@@ -1,5 +1,5 @@
 /**
- * The SDK half of `listFiles` (spec/semantics.md §18): option validation, the feature check, reassembling the
+ * The SDK half of `listFiles` (spec/semantics.md §19): option validation, the feature check, reassembling the
  * agent's pages in order, `onPage` delivery and the abort checkpoints between pages. The agent walks the tree.
  */
 import type { Connection } from "./connection.js";

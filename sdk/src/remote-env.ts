@@ -225,7 +225,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   }
 
   /**
-   * Every file below `path` that the ignore rules keep (spec/semantics.md §18): paths relative to `path`, in byte
+   * Every file below `path` that the ignore rules keep (spec/semantics.md §19): paths relative to `path`, in byte
    * order, walked by the agent. Not part of Durable's `ExecutionEnv`.
    */
   async listFiles(

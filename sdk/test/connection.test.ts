@@ -417,3 +417,50 @@ describe("close", () => {
     expect(await starting).toMatchObject({ code: "unknown", message: "Connection closed" });
   });
 });
+
+describe("request deadlines", () => {
+  it("has none by default: an unanswered request keeps waiting", async () => {
+    const connection = connect({ command: fake("good") });
+    let settled = false;
+    const reply = connection.request("wait", {}).then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    await connection.close();
+    await reply;
+  });
+
+  it("fails a request that is not answered within timeoutMs as lost, cancels it and ignores a late answer", async () => {
+    const connection = connect({ command: fake("good") });
+    const error = await rejection(connection.request("wait", {}, { timeoutMs: 100 }));
+    expect(isConnectionLost(error)).toBe(true);
+    expect(error.fields.timedOut).toBe(true);
+    expect(error.message).toBe("outpost agent did not answer wait within 100 ms");
+    // The cancel reached the agent (which answered it, too late), and the connection keeps working.
+    const received = await connection.request("received", {});
+    expect(received.json.cancels).toHaveLength(1);
+    expect((await connection.request("echo", { value: 1 })).json.echo).toEqual({ value: 1, op: "echo" });
+  });
+
+  it("applies the connection's requestTimeoutMs to every request but exec and watch", async () => {
+    const connection = connect({ command: fake("good"), requestTimeoutMs: 100 });
+    const error = await rejection(connection.request("wait", {}));
+    expect(error.fields.timedOut).toBe(true);
+    // An exec lasts as long as its command: the default deadline does not apply.
+    const controller = new AbortController();
+    let settled = false;
+    const exec = connection
+      .request("exec", { command: JSON.stringify({ waitCancel: true }) }, { signal: controller.signal })
+      .catch((thrown: unknown) => thrown)
+      .finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    controller.abort();
+    expect(((await exec) as { code?: string }).code).toBe("aborted");
+    // A request's own timeoutMs overrides the default: Infinity means none.
+    const echo = await connection.request("echo", { value: 2 }, { timeoutMs: Number.POSITIVE_INFINITY });
+    expect(echo.json.echo).toEqual({ value: 2, op: "echo" });
+  });
+});

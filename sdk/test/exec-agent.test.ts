@@ -16,13 +16,12 @@ import {
 import { Connection } from "../src/connection.js";
 import { type CommandEnv, CommandRunner } from "../src/exec.js";
 import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
-import { implementedOps, realAgent } from "./fixtures/real-agent.js";
+import { realAgent } from "./fixtures/real-agent.js";
 
-const ops = await implementedOps(["exec"]);
 const context: Context = { abortSignal: undefined };
 const marker = newProcessMarker();
 
-describe.runIf(ops.has("exec"))("exec on the real agent", () => {
+describe("exec on the real agent", () => {
   let connection: Connection;
   let runner: CommandRunner;
   let dir: string;
@@ -30,7 +29,7 @@ describe.runIf(ops.has("exec"))("exec on the real agent", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "outpost-exec-"));
-    connection = new Connection({ command: markedArgv(marker, [realAgent!]) });
+    connection = new Connection({ command: markedArgv(marker, [realAgent]) });
     runner = new CommandRunner(connection);
     env = { cwd: dir, resolve: async (path) => resolve(dir, path), shellEnv: markerEnv(marker) };
   });

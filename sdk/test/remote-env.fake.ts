@@ -28,6 +28,8 @@ interface OpenFile {
   path: string;
   /** Position of sequential (offset-less) reads. */
   position: number;
+  /** Set once a chunk was dropped: later chunks are refused (the agent's poisoned handle). */
+  poisoned?: boolean;
 }
 
 interface OpenDir {
@@ -157,6 +159,12 @@ export class FakeAgent {
         return this.#write(String(json.path), json.append === true, json.keep === true, call.payload);
       case "writeChunk": {
         const file = this.#file(json);
+        // As the agent does: a chunk whose cancel came before its turn is dropped and poisons the handle.
+        if (file.poisoned === true) throw remoteError("EBADF", "EBADF: an earlier write failed");
+        if (call.signal?.aborted === true) {
+          file.poisoned = true;
+          throw remoteError("aborted", "aborted");
+        }
         this.files.set(file.path, concat(this.files.get(file.path) ?? new Uint8Array(0), call.payload));
         return {};
       }

@@ -19,9 +19,11 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
+	"github.com/outpost-dev/outpost/agent-go/internal/guardian"
 	"github.com/outpost-dev/outpost/agent-go/internal/listfiles"
 	"github.com/outpost-dev/outpost/agent-go/internal/opscmd"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/reaper"
 	"github.com/outpost-dev/outpost/agent-go/internal/server"
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
@@ -36,8 +38,27 @@ func main() {
 	sigreset.Ensure()
 
 	limitProcs()
+	if guardian.Supported && isServe(os.Args[1:]) {
+		if gone, ok := guardian.Lifeline(); ok {
+			guardianGone = gone
+		} else if status, ok := guardian.Run([]string{sigreset.ChildEnv()}); ok {
+			os.Exit(status)
+		}
+		// No guardian could be started: serve without one.
+	}
+	// Orphans of commands are re-parented to the agent, which kills them (Linux; see internal/reaper).
+	reaper.Become()
 	// The exit is explicit: handler goroutines may still be blocked (a FIFO open, a read of stdin).
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// guardianGone, in a server started by a guardian, is closed when the guardian died (see internal/guardian);
+// it ends the connection like a termination signal.
+var guardianGone <-chan struct{}
+
+// isServe reports whether args are a valid serve command line.
+func isServe(args []string) bool {
+	return len(args) == 3 && args[0] == "serve" && args[1] == "--token" && isHex(args[2])
 }
 
 // tuneStdio prepares the connection's streams for throughput and latency: larger kernel buffers, and stdin
@@ -72,7 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case len(args) == 1 && args[0] == "--version":
 		fmt.Fprintf(stdout, "outpost %s\n", version.Version)
 		return 0
-	case len(args) == 3 && args[0] == "serve" && args[1] == "--token" && isHex(args[2]):
+	case isServe(args):
 		return serve(args[2], stdin, stdout, stderr)
 	}
 	if status, handled := opscmd.Run(args, stdout, stderr); handled {
@@ -116,6 +137,8 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 	go func() {
 		select {
 		case <-terminate:
+			close(stop)
+		case <-guardianGone:
 			close(stop)
 		case <-served:
 		}

@@ -17,7 +17,8 @@ import (
 func TestMain(m *testing.M) {
 	// sigreset starts a goroutine at init that drains the signals the agent keeps ignoring; it lives for the
 	// whole process by design.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/outpost-dev/outpost/agent-go/internal/sigreset.init.0.func1"))
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/outpost-dev/outpost/agent-go/internal/sigreset.init.0.func1"),
+		goleak.Cleanup(removeAgentBinary))
 }
 
 func TestCommandLine(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/reaper"
 )
 
 // exitStdioGrace is how long output may stay silent after the process exited before the pipes are abandoned
@@ -26,7 +27,9 @@ type Runner struct {
 	tmpdir string
 
 	mu      sync.Mutex
-	running map[*child]struct{}
+	running map[*child]*lifetime
+	// settled are the lifetimes of the commands that ended, for telling whose an orphan is.
+	settled []lifetime
 	// closed is set by KillAll: a command that starts afterwards is killed as soon as it exists.
 	closed bool
 
@@ -38,7 +41,18 @@ func New(tmpdir string) *Runner {
 	if tmpdir == "" {
 		tmpdir = os.TempDir()
 	}
-	return &Runner{tmpdir: tmpdir, running: map[*child]struct{}{}}
+	return &Runner{tmpdir: tmpdir, running: map[*child]*lifetime{}}
+}
+
+// lifetime is when a command ran, in reaper.Ticks (end is 0 while it runs).
+type lifetime struct{ start, end uint64 }
+
+// maxSettled bounds the remembered lifetimes; an orphan older than all of them is nobody's.
+const maxSettled = 4096
+
+// covers reports whether the command was running at ticks.
+func (l *lifetime) covers(ticks uint64) bool {
+	return l.start <= ticks && (l.end == 0 || ticks <= l.end)
 }
 
 // KillAll kills every command still running (the connection ended) and closes the runner: a command being
@@ -51,6 +65,8 @@ func (r *Runner) KillAll() {
 	for c := range r.running {
 		c.killTree()
 	}
+	// Orphans of every command, settled or not (on Linux, where the agent is their subreaper).
+	reaper.Sweep(func(uint64) bool { return true })
 }
 
 // isClosed reports whether KillAll ran.
@@ -63,19 +79,51 @@ func (r *Runner) isClosed() bool {
 // track records a started command. The closed check shares KillAll's lock, so a command spawned while KillAll
 // runs is either seen by KillAll or killed here.
 func (r *Runner) track(c *child) {
+	start, _ := reaper.StartTicks(c.pid)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.running[c] = struct{}{}
+	r.running[c] = &lifetime{start: start}
 	if r.closed {
 		c.killTree()
 	}
 }
 
-// untrack forgets a settled command; after it returns KillAll no longer touches its (soon reaped) pid.
-func (r *Runner) untrack(c *child) {
+// untrack forgets a settled command; after it returns KillAll no longer touches its (soon reaped) pid. When
+// the command was killed (timeout, abort, kill), its descendants that escaped its process group die too: on
+// Linux they were re-parented to the agent, and an adopted process is the command's when the command is the
+// only one, running or settled, that was running when the process started. Every settle also reaps the
+// adopted processes that exited.
+func (r *Runner) untrack(c *child, killed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	own := r.running[c]
 	delete(r.running, c)
+	if own == nil {
+		return
+	}
+	own.end = max(reaper.Ticks(), own.start)
+	reaper.Sweep(func(start uint64) bool {
+		return r.closed || killed && own.covers(start) && r.onlyCovering(own, start)
+	})
+	if len(r.settled) == maxSettled {
+		r.settled = append(r.settled[:0], r.settled[1:]...)
+	}
+	r.settled = append(r.settled, *own)
+}
+
+// onlyCovering reports whether no command but own (running or settled) was running at ticks. r.mu is held.
+func (r *Runner) onlyCovering(own *lifetime, ticks uint64) bool {
+	for _, l := range r.running {
+		if l.covers(ticks) {
+			return false
+		}
+	}
+	for i := range r.settled {
+		if r.settled[i].covers(ticks) {
+			return false
+		}
+	}
+	return own.start != 0
 }
 
 // Handle runs one exec request to its end. The reply is the bulk-queued result {exitCode, spillPath?}; errors
@@ -128,6 +176,14 @@ type command struct {
 
 	timedOut bool
 	aborted  bool
+	// killed is set once the command's group was killed (timeout, abort, kill, spill failure).
+	killed bool
+}
+
+// kill kills the command's process group.
+func (c *command) kill() {
+	c.killed = true
+	c.child.killTree()
 }
 
 // supervise waits for the process and its output, enforcing timeout, abort and kill, and builds the result.
@@ -184,10 +240,10 @@ func (c *command) supervise() (proto.Reply, error) {
 		case <-deadline:
 			deadline = nil
 			c.timedOut = true
-			c.child.killTree()
+			c.kill()
 		case <-outputFailed:
 			outputFailed = nil
-			c.child.killTree()
+			c.kill()
 		case <-idle.C:
 			done = true
 		}
@@ -203,13 +259,13 @@ func (c *command) supervise() (proto.Reply, error) {
 	// (the exited leader is not reaped yet, so its pid cannot name another group).
 	if !c.timedOut && c.timeout > 0 && time.Since(start) >= c.timeout {
 		c.timedOut = true
-		c.child.killTree()
+		c.kill()
 	}
 	if !c.aborted && c.control.Aborted() {
 		c.aborted = true
-		c.child.killTree()
+		c.kill()
 	}
-	c.runner.untrack(c.child)
+	c.runner.untrack(c.child, c.killed)
 	return c.result(c.child.exitCode(), spillErr)
 }
 
@@ -217,10 +273,10 @@ func (c *command) supervise() (proto.Reply, error) {
 func (c *command) checkControl() {
 	if c.control.Aborted() && !c.aborted {
 		c.aborted = true
-		c.child.killTree()
+		c.kill()
 	}
 	if c.control.Killed() {
-		c.child.killTree()
+		c.kill()
 	}
 }
 

@@ -47,7 +47,7 @@ func TestCommandSpawnedDuringKillAllDies(t *testing.T) {
 	if fail != nil {
 		t.Fatal(fail)
 	}
-	defer c.closePipes()
+	defer c.closeFds()
 	r.KillAll() // runs between the fork and track
 	r.track(c)
 	exited := make(chan struct{})
@@ -65,7 +65,7 @@ func TestCommandSpawnedDuringKillAllDies(t *testing.T) {
 	if code := c.exitCode(); code != 128+int(unix.SIGKILL) {
 		t.Fatalf("exit code %d, want the SIGKILL status", code)
 	}
-	r.untrack(c)
+	r.untrack(c, true)
 }
 
 // The request's frame is released as soon as exec has parsed it, not when the command ends.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/reaper"
 )
 
 // defaultSearchPath is libuv's _PATH_DEFPATH, searched when the command's environment has no PATH (Node with
@@ -130,11 +131,20 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 		closeAll(stdinWriter)
 		return nil, err
 	}
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Dir:   spec.dir,
-		Env:   envStrings(spec.env),
-		Files: []*os.File{stdin, childEnds[stdout], childEnds[stderr]},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+	var proc *os.Process
+	// Registered as the agent's own child, so no orphan sweep takes it for an adopted process.
+	_, err = reaper.Spawn(func() (int, error) {
+		var err error
+		proc, err = os.StartProcess(path, argv, &os.ProcAttr{
+			Dir:   spec.dir,
+			Env:   envStrings(spec.env),
+			Files: []*os.File{stdin, childEnds[stdout], childEnds[stderr]},
+			Sys:   &syscall.SysProcAttr{Setsid: true},
+		})
+		if err != nil {
+			return 0, err
+		}
+		return proc.Pid, nil
 	})
 	closeAll(childEnds[:]...)
 	if err == nil {
@@ -142,6 +152,7 @@ func (r *Runner) start(path string, argv []string, spec *spawnSpec) (*child, err
 			// Output that cannot be read must not run unseen: the new group goes at once.
 			_ = unix.Kill(-proc.Pid, unix.SIGKILL)
 			_, _ = proc.Wait()
+			reaper.Disown(proc.Pid)
 		}
 	}
 	if err != nil {
@@ -186,6 +197,7 @@ func (c *child) exitCode() int {
 	if !c.reaped {
 		c.state, _ = c.proc.Wait()
 		c.reaped = true
+		reaper.Disown(c.pid)
 	}
 	if c.state == nil {
 		return 1

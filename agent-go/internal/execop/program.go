@@ -10,6 +10,7 @@ import (
 
 	"github.com/outpost-dev/outpost/agent-go/internal/nodefmt"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
+	"github.com/outpost-dev/outpost/agent-go/internal/reaper"
 )
 
 // shellLookupTimeout bounds `which bash` / `where bash.exe`.
@@ -75,10 +76,24 @@ func firstLineOf(name string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	configureLookup(cmd)
-	out, err := cmd.Output()
+	var buf strings.Builder
+	cmd.Stdout = &buf
+	// Registered as the agent's own child, so no orphan sweep takes it for an adopted process.
+	pid, err := reaper.Spawn(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
 	if err != nil {
 		return ""
 	}
+	err = cmd.Wait()
+	reaper.Disown(pid)
+	if err != nil {
+		return ""
+	}
+	out := buf.String()
 	text := strings.TrimSpace(string(out))
 	line, _, _ := strings.Cut(text, "\n")
 	return strings.TrimSuffix(line, "\r")

@@ -5,6 +5,7 @@ package fsops
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -785,5 +786,47 @@ func TestPreadBufferFitsTheFile(t *testing.T) {
 			t.Fatalf("pread %v: %q in a buffer of %d bytes; want %q in at most %d", args, payload, cap(payload),
 				want, readSlack+len(want))
 		}
+	}
+}
+
+// A chunk cancelled before its turn is dropped (the file stops at the chunks written before), and the chunks
+// behind it are refused, so the file has no gap.
+func TestWriteChunkCancelledBeforeItsTurn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	ops := New()
+	defer ops.CloseAll()
+	id := run(t, ops, "write", map[string]any{"path": path, "append": false, "keep": true}, nil).handle(t)
+	raw, _ := json.Marshal(map[string]any{"handle": id})
+	// The first chunk holds the handle's queue until released, so the others wait behind it.
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	ops.WriteChunk(&proto.Call{Op: "writeChunk", Args: raw, Payload: []byte("one "), Control: proto.NewControl()},
+		func(_ proto.Reply, err error) { <-release; first <- err })
+	controls := []*proto.Control{proto.NewControl(), proto.NewControl(), proto.NewControl()}
+	answers := make([]chan error, len(controls))
+	for i, control := range controls {
+		answers[i] = make(chan error, 1)
+		ops.WriteChunk(&proto.Call{Op: "writeChunk", Args: raw, Payload: []byte(fmt.Sprintf("chunk%d ", i)),
+			Control: control}, func(_ proto.Reply, err error) { answers[i] <- err })
+	}
+	controls[1].Abort()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first chunk: %v", err)
+	}
+	want := []string{"", "aborted", "EBADF"}
+	for i, answer := range answers {
+		err := <-answer
+		got := ""
+		if err != nil {
+			got = err.(*proto.Failure).Code
+		}
+		if got != want[i] {
+			t.Fatalf("chunk %d answered %q, want %q", i, got, want[i])
+		}
+	}
+	run(t, ops, "close", map[string]any{"handle": id}, nil).must(t)
+	if got, _ := os.ReadFile(path); string(got) != "one chunk0 " {
+		t.Fatalf("file %q, want the chunks before the cancelled one", got)
 	}
 }

@@ -70,13 +70,17 @@ func writeAll(file *os.File, data []byte) error {
 // chunkJob is one queued writeChunk.
 type chunkJob struct {
 	payload []byte
+	// control is the request's; a chunk cancelled before its turn is dropped, not written.
+	control *proto.Control
 	done    func(proto.Reply, error)
 }
 
 // WriteChunk serves writeChunk {handle} + payload → {}: it appends the payload to a kept file. It is called by
 // the server's reader in arrival order and never blocks: the write runs in the background, chunks of one
 // handle strictly one after another in the order they arrived. Once a chunk fails, every later chunk of that
-// handle fails EBADF "an earlier write failed", so a file never has gaps. A malformed request or an unknown
+// handle fails EBADF "an earlier write failed", so a file never has gaps. A chunk whose request was cancelled
+// before its turn came is not written: it fails "aborted" and counts as a failure (writeFile's abort stops the
+// file at the chunk being written when the cancel arrived, as Node stops at the piece it is writing). A malformed request or an unknown
 // handle is answered before WriteChunk returns.
 func (o *Ops) WriteChunk(call *proto.Call, done func(proto.Reply, error)) {
 	var args struct {
@@ -96,7 +100,7 @@ func (o *Ops) WriteChunk(call *proto.Call, done func(proto.Reply, error)) {
 		done(proto.Reply{}, f)
 		return
 	}
-	handle.enqueue(chunkJob{payload: call.Payload, done: done})
+	handle.enqueue(chunkJob{payload: call.Payload, control: call.Control, done: done})
 }
 
 func (h *fileHandle) enqueue(job chunkJob) {
@@ -128,6 +132,13 @@ func (h *fileHandle) drain() {
 
 		if poisoned {
 			job.done(proto.Reply{}, &proto.Failure{Code: "EBADF", Message: "EBADF: an earlier write failed"})
+			continue
+		}
+		if job.control != nil && job.control.Aborted() {
+			h.mu.Lock()
+			h.poisoned = true
+			h.mu.Unlock()
+			job.done(proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"})
 			continue
 		}
 		if err := writeAll(h.file, job.payload); err != nil {

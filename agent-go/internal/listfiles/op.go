@@ -1,4 +1,4 @@
-// Package listfiles serves the listFiles operation (spec/semantics.md §18, spec/protocol.md §7.6): every file
+// Package listfiles serves the listFiles operation (spec/semantics.md §19, spec/protocol.md §7.6): every file
 // below a directory that the ignore rules keep, in byte order of the paths, streamed to the client in pages.
 //
 // The files of the package are the rooms of the job: op.go (the request, the pages), walk.go (the parallel walk

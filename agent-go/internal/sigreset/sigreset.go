@@ -23,6 +23,7 @@ package sigreset
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -55,6 +56,10 @@ func Ensure() { ensure() }
 // runtime keeps an inherited SIG_IGN visible only for SIGHUP and SIGINT (nohup, background jobs of
 // non-interactive shells), the job-control stops and signals 32-34; it silently takes over the others. The
 // agent keeps ignoring the visible ones for itself; children get the default for all of them.
+// ChildEnv is the environment entry that tells a copy of the agent started by this one (the server under the
+// guardian) which signals the launcher left ignored; the copy starts clean, as after the re-execution.
+func ChildEnv() string { return marker + "=" + strconv.FormatUint(ignoredAtStart, 16) }
+
 func IgnoredAtStart(sig syscall.Signal) bool {
 	return sig >= 1 && sig <= 64 && ignoredAtStart&(1<<(uint(sig)-1)) != 0
 }

@@ -1,7 +1,7 @@
 /** The env the adapters take, and the few env calls several of them share. */
 import type { ExecutionEnv, FileError, FileInfo, Result } from "@outpost/sdk";
 
-/** Options of Outpost's `listFiles` (spec/semantics.md §18), which not every env has. */
+/** Options of Outpost's `listFiles` (spec/semantics.md §19), which not every env has. */
 export interface ListFilesOptions {
   glob?: string | readonly string[];
   hidden?: boolean;

@@ -1,5 +1,5 @@
 /**
- * `listFiles`, Outpost's extension (spec/semantics.md §18). The reference has no `listFiles`: on a target that
+ * `listFiles`, Outpost's extension (spec/semantics.md §19). The reference has no `listFiles`: on a target that
  * does not declare it (`ConformanceOptions.listFiles`), every case here is registered as skipped, by name.
  */
 import type { Context, ExecutionEnv, FileError, Result } from "@outpost/sdk";

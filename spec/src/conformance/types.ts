@@ -42,7 +42,7 @@ export interface ConformanceOptions {
   /** Scale of the large-file cases in MiB (at least 20 to cross every chunk size). Default 20. */
   largeFileMiB?: number;
   /**
-   * Whether the env has Outpost's `listFiles` (spec/semantics.md §18; the reference has not). Without it the
+   * Whether the env has Outpost's `listFiles` (spec/semantics.md §19; the reference has not). Without it the
    * `listFiles` cases are skipped — reported by name, never passed. Default false.
    */
   listFiles?: boolean;
