@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +33,7 @@ func Ticks() uint64 {
 // process is what /proc/<pid>/stat says about a process.
 type process struct {
 	zombie     bool
+	stopped    bool
 	parent     int
 	startTicks uint64
 }
@@ -60,7 +62,8 @@ func stat(pid int) (process, bool) {
 	if err != nil {
 		return process{}, false
 	}
-	return process{zombie: fields[0] == "Z", parent: parent, startTicks: start}, true
+	state := fields[0]
+	return process{zombie: state == "Z", stopped: state == "T" || state == "t", parent: parent, startTicks: start}, true
 }
 
 // StartTicks is when a process started, in Ticks; ok is false once it is gone.
@@ -111,13 +114,43 @@ func childrenByScan(parent int) []int {
 	return pids
 }
 
-// KillTree sends SIGKILL to pid and every descendant it still has, parents before children so that none
-// can fork a new child after its listing. Children re-parented to this process meanwhile are found by the
-// next sweep.
+// KillTree sends SIGKILL to pid and every descendant it has. The tree is frozen first, parents before
+// children: each process gets SIGSTOP and is listed only once it has stopped, so none can fork a new child or
+// lose its children to re-parenting while the tree is walked. Then every frozen process is killed.
 func KillTree(pid int) {
-	_ = unix.Kill(pid, unix.SIGKILL)
+	var frozen []int
+	freeze(pid, &frozen, 0)
+	for _, p := range frozen {
+		_ = unix.Kill(p, unix.SIGKILL)
+	}
+}
+
+// maxTreeSize bounds a frozen tree, so that a fork bomb cannot hold the caller forever.
+const maxTreeSize = 1 << 16
+
+// freeze stops pid, waits (bounded) until it has stopped, and freezes its children in turn.
+func freeze(pid int, frozen *[]int, depth int) {
+	if len(*frozen) >= maxTreeSize || depth > 1024 || unix.Kill(pid, unix.SIGSTOP) != nil {
+		return
+	}
+	*frozen = append(*frozen, pid)
+	waitStopped(pid)
 	for _, child := range children(pid) {
-		KillTree(child)
+		freeze(child, frozen, depth+1)
+	}
+}
+
+// stopWait bounds how long freeze waits for one process to stop (a process in an uninterruptible sleep stops
+// only when it wakes; its children are then listed as they are).
+const stopWait = 100 * time.Millisecond
+
+// waitStopped polls /proc until pid is stopped, a zombie or gone.
+func waitStopped(pid int) {
+	for deadline := time.Now().Add(stopWait); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+		p, ok := stat(pid)
+		if !ok || p.zombie || p.stopped {
+			return
+		}
 	}
 }
 
