@@ -17,10 +17,12 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 	"github.com/outpost-dev/outpost/agent-go/internal/server"
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
 	"github.com/outpost-dev/outpost/agent-go/internal/version"
+	"github.com/outpost-dev/outpost/agent-go/internal/watch"
 )
 
 const usage = "usage: outpost serve --token <hex>"
@@ -114,12 +116,15 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	cfg := serverConfig(token, stop)
+	watches := watch.New()
+	cfg := serverConfig(token, stop, watches)
 	if in, ok := stdin.(*os.File); ok {
 		cfg.PeerGone = func() bool { return hungUp(in) }
 	}
 	stdin = tuneStdio(stdin, stdout)
 	err := server.Serve(stdin, stdout, cfg)
+	// Every watcher stops with the connection.
+	watches.CloseAll()
 	switch {
 	case err == nil:
 		return 0
@@ -132,15 +137,16 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-// serverConfig is the connection's configuration: the real file operations and commands, and every timing and
-// queue size left at the server's defaults.
-func serverConfig(token string, stop <-chan struct{}) server.Config {
+// serverConfig is the connection's configuration: the real file operations, commands and watchers, and every
+// timing and queue size left at the server's defaults.
+func serverConfig(token string, stop <-chan struct{}, watches *watch.Service) server.Config {
 	info := sysinfo.Current()
 	return server.Config{
-		Token:    token,
-		Info:     &info,
-		Files:    fsops.New(),
-		Commands: execop.New(info.TempDir),
-		Stop:     stop,
+		Token:     token,
+		Info:      &info,
+		Files:     fsops.New(),
+		Commands:  execop.New(info.TempDir),
+		Dedicated: map[string]proto.Handler{"watch": watches.Handle},
+		Stop:      stop,
 	}
 }
