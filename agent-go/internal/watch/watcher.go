@@ -193,7 +193,14 @@ func (w *Watcher) onEvent(event fsnotify.Event) {
 	if relevant {
 		w.pending[reported(path, w.targets)] = true
 	}
-	if _, watched := w.natives.watched[path]; relevant || watched {
+	_, watched := w.natives.watched[path]
+	if watched && event.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+		// A watched path was removed or moved: the kernel's watch is gone or follows the moved directory, so it
+		// is dropped (Node's watcher error) and the rescan installs one on whatever is there now. This matters
+		// when a new directory gets the removed one's inode number, so its identity looks unchanged.
+		w.natives.remove(path)
+	}
+	if relevant || watched {
 		w.scheduleFlush()
 	}
 }
