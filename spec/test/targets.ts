@@ -50,9 +50,14 @@ const leftoverQuery: LeftoverQuery = { marker, dirs: [sandbox] };
 
 const noContext = { abortSignal: undefined };
 
-/** The options every target's env gets for a case: its directory, the case's shell, and the run's marker. */
+/** The options every target's env gets for a case: its directory, the case's shell and watch options, the marker. */
 function caseOptions(cwd: string, settings: EnvSettings | undefined) {
-  return { cwd, shellPath: settings?.shellPath, shellEnv: { ...settings?.shellEnv, [markerName]: markerValue } };
+  return {
+    cwd,
+    shellPath: settings?.shellPath,
+    shellEnv: { ...settings?.shellEnv, [markerName]: markerValue },
+    watch: settings?.watch,
+  };
 }
 
 /** Runs `use` with an env made for a fresh case directory, then cleans up the env and the directory. */
@@ -128,6 +133,13 @@ export function target(name: string): Target {
   return found;
 }
 
+/**
+ * TEMPORARY (issue 9, branch watch-ref): the watch cases, which the agent targets cannot pass until the agent
+ * serves `watch`. The Local and Remote test files pass it to `registerConformanceFor`; the `watch-agent` branch
+ * deletes this list and those two arguments once the agent's watcher lands.
+ */
+export const watchCasesAwaitingAgent = (caseName: string): boolean => caseName.startsWith("watch");
+
 /** Processes (not zombies) that carry this run's marker or run inside the sandbox: `pid command` lines. */
 export function leftoverProcesses(): string[] {
   return scanLeftovers(leftoverQuery);
@@ -147,9 +159,14 @@ export function removeSandbox(): void {
  * Registers the whole conformance suite against the target named `name`, then a check that no command of any
  * case is still running; afterwards stops the target's agent and removes the sandbox. One call per test file.
  */
-export function registerConformanceFor(name: string): void {
+export function registerConformanceFor(name: string, casesAwaitingAgentWatch?: (caseName: string) => boolean): void {
   const subject = target(name);
-  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv });
+  const runner = {
+    describe,
+    it: (caseName: string, body: () => Promise<void>, timeoutMs?: number) =>
+      casesAwaitingAgentWatch?.(caseName) === true ? it.todo(caseName) : it(caseName, body, timeoutMs),
+  };
+  registerConformance(runner, subject.name, { withEnv: subject.withEnv });
 
   describe(`${subject.name}: processes`, () => {
     it("leaves no process of any case running", async () => {

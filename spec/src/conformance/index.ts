@@ -15,6 +15,7 @@ import { specialFileCases } from "./special-files.js";
 import { spillCases } from "./spill.js";
 import { tempCases } from "./temp.js";
 import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } from "./types.js";
+import { watchCases } from "./watch.js";
 import { windowCases } from "./window.js";
 import { writeCases } from "./write.js";
 
@@ -39,6 +40,7 @@ const modules = [
   execCases,
   spillCases,
   windowCases,
+  watchCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {
