@@ -1,4 +1,4 @@
 /** The conformance suite against the LocalExecutionEnv target, then a check that no command outlived its case. */
-import { registerConformanceFor, watchCasesAwaitingAgent } from "./targets.js";
+import { registerConformanceFor } from "./targets.js";
 
-registerConformanceFor("LocalExecutionEnv", watchCasesAwaitingAgent);
+registerConformanceFor("LocalExecutionEnv");

@@ -133,13 +133,6 @@ export function target(name: string): Target {
   return found;
 }
 
-/**
- * TEMPORARY (issue 9, branch watch-ref): the watch cases, which the agent targets cannot pass until the agent
- * serves `watch`. The Local and Remote test files pass it to `registerConformanceFor`; the `watch-agent` branch
- * deletes this list and those two arguments once the agent's watcher lands.
- */
-export const watchCasesAwaitingAgent = (caseName: string): boolean => caseName.startsWith("watch");
-
 /** Processes (not zombies) that carry this run's marker or run inside the sandbox: `pid command` lines. */
 export function leftoverProcesses(): string[] {
   return scanLeftovers(leftoverQuery);
@@ -159,14 +152,9 @@ export function removeSandbox(): void {
  * Registers the whole conformance suite against the target named `name`, then a check that no command of any
  * case is still running; afterwards stops the target's agent and removes the sandbox. One call per test file.
  */
-export function registerConformanceFor(name: string, casesAwaitingAgentWatch?: (caseName: string) => boolean): void {
+export function registerConformanceFor(name: string): void {
   const subject = target(name);
-  const runner = {
-    describe,
-    it: (caseName: string, body: () => Promise<void>, timeoutMs?: number) =>
-      casesAwaitingAgentWatch?.(caseName) === true ? it.todo(caseName) : it(caseName, body, timeoutMs),
-  };
-  registerConformance(runner, subject.name, { withEnv: subject.withEnv });
+  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv });
 
   describe(`${subject.name}: processes`, () => {
     it("leaves no process of any case running", async () => {
