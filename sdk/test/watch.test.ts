@@ -12,6 +12,7 @@ import { Connection } from "../src/connection.js";
 import { LocalExecutionEnv } from "../src/local-env.js";
 import { RemoteExecutionEnv } from "../src/remote-env.js";
 import type { FileWatcher, WatchChange } from "../src/types.js";
+import type { RemoteWatchOptions } from "../src/watch.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
 const context = { abortSignal: undefined };
@@ -73,7 +74,7 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function localEnv(watch?: ConstructorParameters<typeof LocalExecutionEnv>[0]["watch"]): LocalExecutionEnv {
+  function localEnv(watch?: RemoteWatchOptions): LocalExecutionEnv {
     const env = new LocalExecutionEnv({ cwd: dir, agentPath: realAgent, watch });
     closers.push(() => env.close());
     return env;
