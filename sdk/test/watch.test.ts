@@ -1,6 +1,6 @@
 // watch() on the agent envs with the real agent: Node's checkpoints, callbacks, close, the test hook for running
 // out of native watches, and RemoteWatcher across a lost agent (killed under a live watcher).
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -54,6 +54,11 @@ class Changes {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return this.seen.slice(from);
   }
+}
+
+/** Whether this machine lets us make a user namespace (some containers forbid it). */
+function userNamespaces(): boolean {
+  return process.platform === "linux" && spawnSync("unshare", ["-U", "-r", "true"]).status === 0;
 }
 
 function covers(change: WatchChange, path: string): boolean {
@@ -196,6 +201,33 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
     );
     expect(changes.seen.filter((c) => "overflow" in c)).toHaveLength(1);
   });
+
+  it.skipIf(!userNamespaces())(
+    "switches to polling with one overflow when the kernel runs out of inotify watches (ENOSPC)",
+    async () => {
+      mkdirSync(join(dir, "tree"));
+      // The agent runs in a user namespace of its own whose inotify limit covers exactly the open: tree and its
+      // ancestors (dir, its parents, the root). The machine's limit and other processes are untouched.
+      const watches = dir.split("/").length + 1;
+      const launch = `echo ${watches} > /proc/sys/user/max_inotify_watches && exec "$0" "$@"`;
+      const connection = new Connection({ command: ["unshare", "-U", "-r", "sh", "-c", launch, realAgent!] });
+      closers.push(() => connection.close());
+      const env = new RemoteExecutionEnv({ connection, id: "outpost:test", cwd: dir, watch: { pollIntervalMs: 100 } });
+      const changes = new Changes();
+      const result = await env.watch([{ path: "tree", recursive: true }], changes.onChange, context);
+      if (!result.ok) throw result.error;
+      const watcher = keep(result.value);
+      expect(watcher.mode).toBe("native");
+      mkdirSync(join(dir, "tree", "new"));
+      await changes.until("overflow", (seen) => seen.some((c) => "overflow" in c));
+      expect(watcher.mode).toBe("polling");
+      writeFileSync(join(dir, "tree", "new", "after.txt"), "x");
+      await changes.until("naming the new file", (seen) =>
+        seen.some((c) => "paths" in c && c.paths.includes(join(dir, "tree", "new", "after.txt"))),
+      );
+      expect(changes.seen.filter((c) => "overflow" in c)).toHaveLength(1);
+    },
+  );
 
   it("reopens after the agent is killed under a live watcher, then reports an overflow and later changes", async () => {
     const connection = new Connection({ command: [realAgent!] });
