@@ -16,6 +16,7 @@ import { spillCases } from "./spill.js";
 import { tempCases } from "./temp.js";
 import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } from "./types.js";
 import { watchCases } from "./watch.js";
+import { watchConnectionCases } from "./watch-connection.js";
 import { windowCases } from "./window.js";
 import { writeCases } from "./write.js";
 
@@ -41,6 +42,7 @@ const modules = [
   spillCases,
   windowCases,
   watchCases,
+  watchConnectionCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {
