@@ -333,16 +333,14 @@ func (w *Watcher) switchToPolling() {
 	w.armPoll()
 }
 
-// fail delivers the final error and stops the watcher for good.
+// fail delivers the final error and stops the watcher for good: permission_denied for EACCES/EPERM, invalid for
+// anything else (the budget included), with the error's message.
 func (w *Watcher) fail(err error) {
-	code, message := "invalid", err.Error()
-	var failure *proto.Failure
-	if errors.As(err, &failure) && (failure.Code == "EACCES" || failure.Code == "EPERM") {
-		code = "permission_denied"
-	} else if errno.Is(err, "EACCES") || errno.Is(err, "EPERM") {
+	code := "invalid"
+	if c := errno.Code(err); c == "EACCES" || c == "EPERM" {
 		code = "permission_denied"
 	}
-	w.send(Change{Code: code, Message: message})
+	w.send(Change{Code: code, Message: err.Error()})
 	w.closeOnce.Do(func() {
 		w.closed.Store(true)
 		close(w.stop)
