@@ -85,7 +85,8 @@ export interface RequestOptions {
   transientEvents?: boolean;
   /**
    * Once its first event arrives, the request may stay pending for as long as it likes without keeping the host
-   * process alive (a watch, like Node's non-persistent `fs.watch`).
+   * process alive (a watch, like Node's non-persistent `fs.watch`); once cancelled, it keeps it alive again until
+   * it ends.
    */
   background?: boolean;
 }
@@ -268,6 +269,14 @@ class Pending {
     if (!this.holdsRef) return;
     this.holdsRef = false;
     this.#session.foreground--;
+    this.#session.updateRef();
+  }
+
+  /** Counts toward keeping the host process alive again (a cancelled background request, until it settles). */
+  holdRef(): void {
+    if (this.holdsRef || !this.#session.pending.has(this.#id)) return;
+    this.holdsRef = true;
+    this.#session.foreground++;
     this.#session.updateRef();
   }
 
@@ -673,7 +682,11 @@ export class Connection {
       if (signal.aborted) {
         session.send(FrameType.cancel, id, {});
       } else {
-        request.onAbort = () => session.send(FrameType.cancel, id, {});
+        request.onAbort = () => {
+          session.send(FrameType.cancel, id, {});
+          // Whoever cancels a background request waits for it to end: keep the process alive until it does.
+          request.holdRef();
+        };
         signal.addEventListener("abort", request.onAbort, { once: true });
       }
     }

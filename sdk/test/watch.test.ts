@@ -277,15 +277,28 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
 });
 
 describe.runIf(realAgent !== undefined)("a watcher and the host process", () => {
-  it("never keeps the host process alive", async () => {
+  async function runFixture(...extra: string[]): Promise<unknown[]> {
     const dir = realpathSync(await mkdtemp(join(tmpdir(), "outpost-watch-idle-")));
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", IDLE, realAgent!, dir], {
-        timeout: 20_000,
-      });
-      expect(JSON.parse(stdout)).toEqual({ ok: true, mode: "native" });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ["--import", "tsx", IDLE, realAgent!, dir, ...extra],
+        { timeout: 20_000 },
+      );
+      return stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  it("never keeps the host process alive", async () => {
+    expect(await runFixture()).toEqual([{ ok: true, mode: "native" }]);
+  });
+
+  it("keeps it alive while close() waits for the agent", async () => {
+    expect(await runFixture("close")).toEqual([{ ok: true, mode: "native" }, { closed: true }]);
   });
 });
