@@ -253,6 +253,40 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
     );
   });
 
+  it("backs off while no new agent can start (1 s, 2 s, 4 s …), then reopens", async () => {
+    const starts: number[] = [];
+    let failing = 0;
+    const connection = new Connection({
+      command: async () => {
+        starts.push(performance.now());
+        if (failing > 0) {
+          failing--;
+          throw new Error("host unreachable");
+        }
+        return [realAgent!];
+      },
+    });
+    closers.push(() => connection.close());
+    const env = new RemoteExecutionEnv({ connection, id: "outpost:test", cwd: dir });
+    const changes = new Changes();
+    const result = await env.watch([{ path: "." }], changes.onChange, context);
+    if (!result.ok) throw result.error;
+    keep(result.value);
+    const { pid } = await connection.info();
+    failing = 2;
+    const killedAt = performance.now();
+    process.kill(pid, "SIGKILL");
+    await changes.until("overflow after the reopen", (seen) => seen.some((c) => "overflow" in c), 10_000);
+    // Start 1 opened the watch; 2 and 3 failed; 4 reopened it.
+    expect(starts).toHaveLength(4);
+    const [, second, third, fourth] = starts;
+    expect(second - killedAt).toBeGreaterThanOrEqual(950);
+    expect(third - second).toBeGreaterThanOrEqual(1950);
+    expect(fourth - third).toBeGreaterThanOrEqual(3950);
+    writeFileSync(join(dir, "after.txt"), "x");
+    await changes.covering(join(dir, "after.txt"));
+  }, 20_000);
+
   it("reports the error and stops when the reopen fails for good", async () => {
     const connection = new Connection({ command: [realAgent!] });
     closers.push(() => connection.close());
