@@ -33,7 +33,7 @@ import {
 } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import fc from "fast-check";
-import { afterAll, it } from "vitest";
+import { afterAll } from "vitest";
 import { markedArgv, markerEnv } from "../spec/test/processes.js";
 import { propertyTest } from "./harness.js";
 import { processMarker, propertyFixture } from "./targets.js";
@@ -102,12 +102,6 @@ function remoteWatching(): Watching {
     },
   };
 }
-
-/**
- * TEMPORARY (issue 9, branch watch-ref): the envs whose watch property waits for the agent's watcher; they are
- * registered as todo. The `watch-agent` branch empties this list once the agent serves `watch`.
- */
-const awaitingAgentWatch: readonly string[] = ["LocalExecutionEnv", "RemoteExecutionEnv over a pipe"];
 
 const fixture = propertyFixture([]);
 const subjects = [referenceWatching(), localWatching(), remoteWatching()];
@@ -362,10 +356,6 @@ async function check(subject: Watching, run: Scenario): Promise<string | undefin
 
 for (const subject of subjects) {
   const name = `${subject.name}: watchers report every real change under random mutations, and nothing excluded`;
-  if (awaitingAgentWatch.includes(subject.name)) {
-    it.todo(name);
-    continue;
-  }
   propertyTest(
     name,
     { runs: BASE_RUNS, timeMs: BASE_TIME_MS, fixedMs: 60_000 },
