@@ -4,7 +4,7 @@
 // - opening a native watcher on those 10,000 directories (scan + one native watch per directory);
 // - one polling rescan of those 10,000 directories (opening a polling watcher: exactly one full scan);
 // - write → onChange latency, native and polling at 100 ms (median with p10–p90, candidates interleaved per round).
-// The outpost column is "n/a" while the agent does not serve `watch`.
+// A candidate whose watcher fails shows "n/a" with the reason below the table.
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -265,7 +265,7 @@ export async function benchWatch(cwd: string): Promise<void> {
   });
 
   console.log("");
-  console.log("watching (median, spread in parentheses; outpost n/a while the agent does not serve watch)");
+  console.log("watching (median, spread in parentheses)");
   console.log(
     `${"operation".padEnd(34)}${"reference".padStart(24)}${"outpost".padStart(24)}  unit    outpost/reference`,
   );
