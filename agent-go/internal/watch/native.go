@@ -1,21 +1,22 @@
 package watch
 
-import "github.com/fsnotify/fsnotify"
-
 // identity is what a native watcher was installed on: a directory replaced at the same path gets a new one.
 type identity struct {
 	dev, ino uint64
 }
 
-// natives is the set of native watchers of one watcher: one fsnotify instance (inotify, kqueue,
-// ReadDirectoryChangesW) holding a non-recursive watch per wanted path. It is used by the watcher's loop
-// goroutine only; fsnotify's own reader goroutine is joined by close.
+// natives is the set of native watchers of one watcher: a non-recursive watch per wanted path, held in the
+// connection's hub. It is used by the watcher's loop goroutine only.
 type natives struct {
-	fs      *fsnotify.Watcher
+	hub     *Hub
+	inbox   *subscriber
 	watched map[string]identity
 	// limit is the test hook: when > 0, installing watch number limit+1 fails as if the kernel had run out.
-	limit     int
-	installed int
+	limit int
+}
+
+func newNatives(hub *Hub, limit int) natives {
+	return natives{hub: hub, inbox: newSubscriber(), watched: map[string]identity{}, limit: limit}
 }
 
 // errExhausted wraps a failure to install a native watcher that is not a missing or forbidden path.
@@ -23,21 +24,6 @@ type errExhausted struct{ cause error }
 
 func (e errExhausted) Error() string { return "native watching failed: " + e.cause.Error() }
 func (e errExhausted) Unwrap() error { return e.cause }
-
-// events and errors of the fsnotify instance; nil channels (never ready) before the first watch.
-func (n *natives) events() <-chan fsnotify.Event {
-	if n.fs == nil {
-		return nil
-	}
-	return n.fs.Events
-}
-
-func (n *natives) errors() <-chan error {
-	if n.fs == nil {
-		return nil
-	}
-	return n.fs.Errors
-}
 
 // reconcile makes the installed watchers match wanted (paths present in the snapshot): watchers no longer
 // wanted, gone from the snapshot or installed on another identity are removed, missing ones installed. It
@@ -71,36 +57,20 @@ func (n *natives) reconcile(wanted map[string]bool, snap snapshot) (bool, error)
 }
 
 func (n *natives) add(path string) error {
-	if n.limit > 0 && n.installed >= n.limit {
+	if n.limit > 0 && len(n.watched) >= n.limit {
 		return errNoWatches
 	}
-	if n.fs == nil {
-		fs, err := fsnotify.NewWatcher()
-		if err != nil {
-			return err
-		}
-		n.fs = fs
-	}
-	if err := n.fs.Add(path); err != nil {
-		return err
-	}
-	n.installed++
-	return nil
+	return n.hub.add(n.inbox, path)
 }
 
 func (n *natives) remove(path string) {
 	delete(n.watched, path)
-	n.installed--
-	// An error means the kernel dropped the watch already (the directory was deleted): nothing left to do.
-	_ = n.fs.Remove(path)
+	n.hub.remove(n.inbox, path)
 }
 
-// closeAll removes every watcher and ends the fsnotify instance (joining its reader goroutine).
+// closeAll removes every watcher.
 func (n *natives) closeAll() {
-	if n.fs != nil {
-		_ = n.fs.Close()
-		n.fs = nil
+	for path := range n.watched {
+		n.remove(path)
 	}
-	n.watched = map[string]identity{}
-	n.installed = 0
 }

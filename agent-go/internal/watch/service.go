@@ -2,7 +2,8 @@
 // files: snapshots of every target (ancestors by identity, directories by identity, small recent files by
 // content hash when polling), native events (fsnotify) that only trigger a debounced rescan, polling on Windows
 // and on network or FUSE file systems, a switch to polling with an overflow when native watches run out, and a
-// directory budget. Each watcher works on a goroutine of its own, off the request path.
+// directory budget. Each watcher works on a goroutine of its own, off the request path; the watchers of a
+// connection share one fsnotify instance (Hub).
 package watch
 
 import (
@@ -14,8 +15,9 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
-// Service runs the watchers of one connection.
+// Service runs the watchers of one connection; they share one fsnotify instance.
 type Service struct {
+	hub      *Hub
 	mu       sync.Mutex
 	stopping chan struct{}
 	stopped  bool
@@ -23,7 +25,7 @@ type Service struct {
 }
 
 // New returns a service with no watcher.
-func New() *Service { return &Service{stopping: make(chan struct{})} }
+func New() *Service { return &Service{hub: NewHub(), stopping: make(chan struct{})} }
 
 // Handle serves one `watch` request until it is cancelled, the watcher fails, or the service stops: events
 // `{kind:"ready", mode}`, then `{kind:"change", ...}` and at most one `{kind:"error", code, message}`; the result
@@ -37,6 +39,7 @@ func (s *Service) Handle(call *proto.Call) (proto.Reply, error) {
 	if failure != nil {
 		return proto.Reply{}, failure
 	}
+	opts.Hub = s.hub
 	ctl := call.Control
 	events := &eventSender{emitter: call.Events, lost: make(chan struct{})}
 	quit := func() bool { return ctl.Aborted() || s.isStopping() || events.broken.Load() }
@@ -78,6 +81,7 @@ func (s *Service) CloseAll() {
 	}
 	s.mu.Unlock()
 	s.running.Wait()
+	s.hub.Close()
 }
 
 func (s *Service) enter() bool {

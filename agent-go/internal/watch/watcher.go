@@ -2,7 +2,6 @@ package watch
 
 import (
 	"errors"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -45,6 +44,8 @@ type Options struct {
 	// NativeLimit is a test hook: when > 0, installing native watcher number NativeLimit+1 fails as if the
 	// kernel had run out of watches (ENOSPC), which switches the watcher to polling.
 	NativeLimit int
+	// Hub is the fsnotify instance to share; nil gives the watcher one of its own.
+	Hub *Hub
 }
 
 // Change is one delivery to the watcher's owner: changed paths, a switch to polling (overflow), or the final
@@ -69,6 +70,7 @@ type Watcher struct {
 	snap    snapshot
 	linked  map[string]bool
 	natives natives
+	ownHub  bool
 	pending map[string]bool
 
 	// timer is the single timer slot: the debounced flush in native mode, the poll in polling mode.
@@ -91,16 +93,20 @@ func Open(targets []target, opts Options, deliver func(Change), quit func() bool
 		quit:    quit,
 		snap:    snapshot{},
 		linked:  map[string]bool{},
-		natives: natives{watched: map[string]identity{}, limit: opts.NativeLimit},
 		pending: map[string]bool{},
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	hub := opts.Hub
+	if hub == nil {
+		hub, w.ownHub = NewHub(), true
+	}
+	w.natives = newNatives(hub, opts.NativeLimit)
 	w.mode.Store(w.chooseMode())
 	if _, err := w.sync(false); err != nil {
 		w.closed.Store(true)
 		w.stopTimers()
-		w.natives.closeAll()
+		w.releaseNatives()
 		var budget budgetError
 		if errors.As(err, &budget) {
 			return nil, proto.Invalid(budget.Error())
@@ -149,17 +155,21 @@ func (w *Watcher) stopped() bool { return w.closed.Load() || (w.quit != nil && w
 // loop serves native events and timers until the watcher stops.
 func (w *Watcher) loop() {
 	defer close(w.done)
-	defer w.natives.closeAll()
+	defer w.releaseNatives()
 	defer w.stopTimers()
 	for !w.closed.Load() {
 		select {
 		case <-w.stop:
 			return
-		case event := <-w.natives.events():
-			w.onEvent(event)
-		case <-w.natives.errors():
-			// The kernel's queue overflowed, or a watch broke: a rescan finds what was missed.
-			w.scheduleFlush()
+		case <-w.natives.inbox.signal:
+			events, rescan := w.natives.inbox.take()
+			for _, event := range events {
+				w.onEvent(event)
+			}
+			if rescan {
+				// The kernel's queue overflowed: a rescan finds what was missed.
+				w.scheduleFlush()
+			}
 		case <-timerChannel(w.timer):
 			w.timer = nil
 			w.flush()
@@ -167,6 +177,14 @@ func (w *Watcher) loop() {
 			w.settle = nil
 			w.flush()
 		}
+	}
+}
+
+// releaseNatives removes every native watcher, and ends the hub if it is the watcher's own.
+func (w *Watcher) releaseNatives() {
+	w.natives.closeAll()
+	if w.ownHub {
+		w.natives.hub.Close()
 	}
 }
 
@@ -182,7 +200,10 @@ func timerChannel(t *time.Timer) <-chan time.Time {
 // watched path itself, schedules a rescan. Events about unrelated siblings of ancestors or excluded entries are
 // ignored.
 func (w *Watcher) onEvent(event fsnotify.Event) {
-	path := filepath.Clean(event.Name)
+	if w.closed.Load() || w.Mode() == ModePolling {
+		return
+	}
+	path := event.Name
 	relevant := false
 	for _, t := range w.targets {
 		if t.covers(path) {
