@@ -12,11 +12,14 @@ import (
 // client opens. Each path is watched once however many watchers want it; events go to every watcher that wants the
 // path or its parent directory, and each watcher decides what concerns it.
 type Hub struct {
-	mu      sync.Mutex
-	fs      *fsnotify.Watcher
-	wanted  map[string]map[*subscriber]bool
-	closed  bool
-	running sync.WaitGroup
+	// fsMu serializes the changes of kernel watches (and the hub's start and end), so that the watches always
+	// match wanted; dispatch takes only wantedMu, briefly, so fsnotify's reader is never held up behind a change.
+	fsMu     sync.Mutex
+	fs       *fsnotify.Watcher
+	closed   bool
+	wantedMu sync.Mutex
+	wanted   map[string]map[*subscriber]bool
+	running  sync.WaitGroup
 }
 
 // NewHub returns a hub; the fsnotify instance is made on the first watch.
@@ -59,8 +62,8 @@ func (s *subscriber) take() ([]fsnotify.Event, bool) {
 // add watches path for sub. The kernel watch is (re)made even when another watcher has the path, so it follows
 // whatever is at the path now (a directory replaced since gets watched instead of the old one).
 func (h *Hub) add(sub *subscriber, path string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.fsMu.Lock()
+	defer h.fsMu.Unlock()
 	if h.closed {
 		return fsnotify.ErrClosed
 	}
@@ -76,6 +79,8 @@ func (h *Hub) add(sub *subscriber, path string) error {
 	if err := h.fs.Add(path); err != nil {
 		return err
 	}
+	h.wantedMu.Lock()
+	defer h.wantedMu.Unlock()
 	if h.wanted[path] == nil {
 		h.wanted[path] = map[*subscriber]bool{}
 	}
@@ -85,30 +90,37 @@ func (h *Hub) add(sub *subscriber, path string) error {
 
 // remove drops sub's interest in path; the kernel watch goes when nobody wants the path any more.
 func (h *Hub) remove(sub *subscriber, path string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	subs := h.wanted[path]
-	if !subs[sub] {
-		return
-	}
-	delete(subs, sub)
-	if len(subs) == 0 {
-		delete(h.wanted, path)
-		if h.fs == nil {
-			return
-		}
+	h.fsMu.Lock()
+	defer h.fsMu.Unlock()
+	if h.dropInterest(sub, path) && h.fs != nil {
 		// An error means the kernel dropped the watch already (the directory was deleted): nothing left to do.
 		_ = h.fs.Remove(path)
 	}
 }
 
+// dropInterest forgets that sub wants path; it reports whether nobody wants it any more.
+func (h *Hub) dropInterest(sub *subscriber, path string) bool {
+	h.wantedMu.Lock()
+	defer h.wantedMu.Unlock()
+	subs := h.wanted[path]
+	if !subs[sub] {
+		return false
+	}
+	delete(subs, sub)
+	if len(subs) > 0 {
+		return false
+	}
+	delete(h.wanted, path)
+	return true
+}
+
 // Close ends the fsnotify instance and joins its goroutines; the watchers using the hub must be closed first.
 func (h *Hub) Close() {
-	h.mu.Lock()
+	h.fsMu.Lock()
 	h.closed = true
 	fs := h.fs
 	h.fs = nil
-	h.mu.Unlock()
+	h.fsMu.Unlock()
 	if fs != nil {
 		_ = fs.Close()
 	}
@@ -126,24 +138,24 @@ func (h *Hub) dispatch(fs *fsnotify.Watcher) {
 				return
 			}
 			event.Name = filepath.Clean(event.Name)
-			h.mu.Lock()
+			h.wantedMu.Lock()
 			for _, path := range []string{event.Name, filepath.Dir(event.Name)} {
 				for sub := range h.wanted[path] {
 					sub.push(event, false)
 				}
 			}
-			h.mu.Unlock()
+			h.wantedMu.Unlock()
 		case _, ok := <-fs.Errors:
 			if !ok {
 				return
 			}
-			h.mu.Lock()
+			h.wantedMu.Lock()
 			for _, subs := range h.wanted {
 				for sub := range subs {
 					sub.push(fsnotify.Event{}, true)
 				}
 			}
-			h.mu.Unlock()
+			h.wantedMu.Unlock()
 		}
 	}
 }
