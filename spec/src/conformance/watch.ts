@@ -439,6 +439,20 @@ export function watchCases(setup: Setup, define: Define): void {
       });
     }
 
+    scenario("reading watched files and listing watched directories is not a change", "WA9 WA12", async (env) => {
+      await put(env, "d/f.txt", "content");
+      const { watcher, recorder } = await watching(env, [{ path: "d", recursive: true }], mode);
+      try {
+        value(await env.readTextFile("d/f.txt", live), "readTextFile");
+        value(await env.readBinaryFile("d/f.txt", live), "readBinaryFile");
+        value(await env.listDir("d", live), "listDir");
+        value(await env.fileInfo("d/f.txt", live), "fileInfo");
+        await nothingMore(env, mode, "sentinel.txt", recorder, () => true, "reads report nothing");
+      } finally {
+        await watcher.close(live);
+      }
+    });
+
     scenario("close stops delivery, is idempotent and has no checkpoint", "WA13 WA12", async (env) => {
       await put(env, "f.txt", "one");
       const { watcher, recorder } = await watching(env, [{ path: "f.txt" }, { path: "d", recursive: true }], mode);
