@@ -104,7 +104,7 @@ func modes(t *testing.T, run func(t *testing.T, opts Options)) {
 func open(t *testing.T, opts Options, targets ...target) (*Watcher, *recorder) {
 	t.Helper()
 	rec := newRecorder()
-	w, err := Open(targets, opts, rec.deliver, nil)
+	w, err := openWatcher(targets, opts, rec.deliver, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -43,7 +43,7 @@ func (s *Service) Handle(call *proto.Call) (proto.Reply, error) {
 	ctl := call.Control
 	events := &eventSender{emitter: call.Events, lost: make(chan struct{})}
 	quit := func() bool { return ctl.Aborted() || s.isStopping() || events.broken.Load() }
-	w, err := Open(targets, opts, events.change, quit)
+	w, err := openWatcher(targets, opts, events.change, quit)
 	if err != nil {
 		return proto.Reply{}, err
 	}

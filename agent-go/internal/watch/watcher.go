@@ -57,7 +57,7 @@ type Change struct {
 	Message  string
 }
 
-// Watcher is a port of Durable's NodeFileWatcher. Its state belongs to one loop goroutine (started by Open and
+// Watcher is a port of Durable's NodeFileWatcher. Its state belongs to one loop goroutine (started by openWatcher and
 // joined by Close); deliveries happen on that goroutine, or on Open's caller while opening.
 type Watcher struct {
 	targets []target
@@ -82,10 +82,10 @@ type Watcher struct {
 	closeOnce sync.Once
 }
 
-// Open establishes coverage of the targets (one sync without reporting) and starts watching. quit, when it
+// openWatcher establishes coverage of the targets (one sync without reporting) and starts watching. quit, when it
 // reports true, abandons an opening in progress. A tree over the budget fails with EINVAL "Watched paths exceed
 // N directories"; a target that cannot be read for lack of permission fails with its system error.
-func Open(targets []target, opts Options, deliver func(Change), quit func() bool) (*Watcher, error) {
+func openWatcher(targets []target, opts Options, deliver func(Change), quit func() bool) (*Watcher, error) {
 	w := &Watcher{
 		targets: targets,
 		opts:    opts,

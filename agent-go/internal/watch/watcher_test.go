@@ -196,7 +196,7 @@ func TestDirectoryBudgetAtOpenAndLater(t *testing.T) {
 			}
 		}
 		opts.MaxDirectories = 3
-		_, err := Open([]target{dirTarget(tree, true)}, opts, func(Change) {}, nil)
+		_, err := openWatcher([]target{dirTarget(tree, true)}, opts, func(Change) {}, nil)
 		var failure *proto.Failure
 		if !errors.As(err, &failure) || failure.Code != "EINVAL" || failure.Message != "Watched paths exceed 3 directories" {
 			t.Fatalf("open over budget: %v", err)
@@ -223,14 +223,14 @@ func TestDirectoryBudgetAtOpenAndLater(t *testing.T) {
 
 func TestZeroBudgetRefusesEveryDirectoryTarget(t *testing.T) {
 	dir := tempDir(t)
-	_, err := Open([]target{dirTarget(dir, false)}, Options{Mode: ModeNative, MaxDirectories: 0}, func(Change) {}, nil)
+	_, err := openWatcher([]target{dirTarget(dir, false)}, Options{Mode: ModeNative, MaxDirectories: 0}, func(Change) {}, nil)
 	if err == nil || err.Error() != "Watched paths exceed 0 directories" {
 		t.Fatalf("open with budget 0: %v", err)
 	}
 	// A file target counts nothing.
 	file := filepath.Join(dir, "f")
 	write(t, file, "x")
-	w, err := Open([]target{dirTarget(file, false)}, Options{Mode: ModeNative, MaxDirectories: 0}, func(Change) {}, nil)
+	w, err := openWatcher([]target{dirTarget(file, false)}, Options{Mode: ModeNative, MaxDirectories: 0}, func(Change) {}, nil)
 	if err != nil {
 		t.Fatalf("file target with budget 0: %v", err)
 	}
@@ -322,7 +322,7 @@ func TestPermissionDeniedTargetFailsTheOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(locked, 0o755)
-	_, err := Open([]target{dirTarget(locked, false)}, Options{Mode: ModeNative, MaxDirectories: 10}, func(Change) {}, nil)
+	_, err := openWatcher([]target{dirTarget(locked, false)}, Options{Mode: ModeNative, MaxDirectories: 10}, func(Change) {}, nil)
 	var failure *proto.Failure
 	if !errors.As(err, &failure) || failure.Code != "EACCES" {
 		t.Fatalf("open of an unreadable target: %v", err)
