@@ -58,7 +58,7 @@ type Change struct {
 }
 
 // Watcher is a port of Durable's NodeFileWatcher. Its state belongs to one loop goroutine (started by openWatcher and
-// joined by Close); deliveries happen on that goroutine, or on Open's caller while opening.
+// joined by Close); deliveries happen on that goroutine, or on openWatcher's caller while opening.
 type Watcher struct {
 	targets []target
 	opts    Options
