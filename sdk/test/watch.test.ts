@@ -1,7 +1,7 @@
 // watch() on the agent envs with the real agent: Node's checkpoints, callbacks, close, the test hook for running
 // out of native watches, and RemoteWatcher across a lost agent (killed under a live watcher).
 import { execFile, spawnSync } from "node:child_process";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,6 +54,14 @@ class Changes {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return this.seen.slice(from);
   }
+}
+
+/** Whether the tests run as root and can start the agent as nobody (setpriv). */
+function asNobody(): boolean {
+  if (process.getuid?.() !== 0 || realAgent === undefined) return false;
+  // The agent must be reachable for nobody too (a checkout under /root is not).
+  const probe = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", realAgent, "--version"];
+  return spawnSync("setpriv", probe).status === 0;
 }
 
 /** Whether this machine lets us make a user namespace (some containers forbid it). */
@@ -228,6 +236,31 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
       expect(changes.seen.filter((c) => "overflow" in c)).toHaveLength(1);
     },
   );
+
+  it.skipIf(!asNobody())("fails permission_denied for an unreadable target, at open and later", async () => {
+    // Root reads everything: the agent runs as nobody. A chmod of the watched directory is an event of its own.
+    chmodSync(dir, 0o755);
+    mkdirSync(join(dir, "locked"), { mode: 0o000 });
+    mkdirSync(join(dir, "open"), { mode: 0o777 });
+    const connection = new Connection({
+      command: ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", realAgent!],
+    });
+    closers.push(() => connection.close());
+    const env = new RemoteExecutionEnv({ connection, id: "outpost:test", cwd: dir });
+    const refused = await env.watch([{ path: "locked" }], () => {}, context);
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error.code).toBe("permission_denied");
+    expect(refused.error.path).toBe(join(dir, "locked"));
+    const changes = new Changes();
+    const result = await env.watch([{ path: "open" }], changes.onChange, context);
+    if (!result.ok) throw result.error;
+    keep(result.value);
+    chmodSync(join(dir, "open"), 0o000);
+    await changes.until("an error", (seen) => seen.some((c) => "error" in c));
+    const last = changes.seen.at(-1);
+    expect(last !== undefined && "error" in last && last.error.code).toBe("permission_denied");
+  });
 
   it("reopens after the agent is killed under a live watcher, then reports an overflow and later changes", async () => {
     const connection = new Connection({ command: [realAgent!] });
