@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type ExecutionEnv, LocalExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { benchWatch } from "./bench-watch.js";
 
 const context = { abortSignal: undefined };
 const quick = process.env.BENCH_QUICK === "1";
@@ -138,4 +139,16 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** The watching rows (tools/bench-watch.ts) in a scratch directory of their own. */
+async function watchMain(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), "outpost-bench-watch-"));
+  try {
+    await benchWatch(root);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+// BENCH_ONLY=watch runs only the watching rows.
+if (process.env.BENCH_ONLY !== "watch") await main();
+await watchMain();

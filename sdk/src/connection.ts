@@ -97,6 +97,12 @@ export interface RequestOptions {
    * memory that is reused for the next frame, which saves an allocation and a copy per event of bulk output.
    */
   transientEvents?: boolean;
+  /**
+   * Once its first event arrives, the request may stay pending for as long as it likes without keeping the host
+   * process alive (a watch, like Node's non-persistent `fs.watch`); once cancelled, it keeps it alive again until
+   * it ends.
+   */
+  background?: boolean;
 }
 
 /** A failure reported by the agent (an error frame), or a lost or closed connection. */
@@ -239,6 +245,10 @@ class Pending {
   readonly onEvent: ((json: Record<string, unknown>, payload: Uint8Array) => void) | undefined;
   readonly payloadInto: ((length: number) => Uint8Array | undefined) | undefined;
   readonly transientEvents: boolean;
+  /** Whether this request leaves the host process free to exit once its first event arrived. */
+  readonly background: boolean;
+  /** Whether this request counts toward keeping the host process alive. */
+  holdsRef = true;
   /** The abort listener, while one is attached. */
   onAbort: (() => void) | undefined;
   /** The deadline timer, while one runs. */
@@ -259,6 +269,7 @@ class Pending {
     this.onEvent = options.onEvent;
     this.payloadInto = options.payloadInto;
     this.transientEvents = options.transientEvents === true;
+    this.background = options.background === true;
   }
 
   resolve(reply: Reply): void {
@@ -271,8 +282,24 @@ class Pending {
     this.#reject(error);
   }
 
+  /** Stops counting toward keeping the host process alive. */
+  releaseRef(): void {
+    if (!this.holdsRef) return;
+    this.holdsRef = false;
+    this.#session.foreground--;
+    this.#session.updateRef();
+  }
+
+  /** Counts toward keeping the host process alive again (a cancelled background request, until it settles). */
+  holdRef(): void {
+    if (this.holdsRef || !this.#session.pending.has(this.#id)) return;
+    this.holdsRef = true;
+    this.#session.foreground++;
+    this.#session.updateRef();
+  }
+
   #settle(): void {
-    this.#session.pending.delete(this.#id);
+    if (this.#session.pending.delete(this.#id)) this.releaseRef();
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.onAbort !== undefined) this.#signal?.removeEventListener("abort", this.onAbort);
     this.#session.updateRef();
@@ -298,6 +325,8 @@ class Session {
   readonly marker: Buffer;
   readonly writer: FrameWriter;
   readonly pending = new Map<number, Pending>();
+  /** Pending requests that keep the host process alive (not `background`). */
+  foreground = 0;
   readonly decoder = new FrameDecoder((type, id, length) => this.#payloadTarget(type, id, length));
   readonly stderr = new TextTail();
   live = true;
@@ -335,7 +364,7 @@ class Session {
 
   /** Keeps the host process alive only while a request is pending, so an idle agent never blocks its exit. */
   updateRef(): void {
-    const wanted = this.live && this.pending.size > 0;
+    const wanted = this.live && this.foreground > 0;
     if (wanted === this.#referenced) return;
     this.#referenced = wanted;
     for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr]) {
@@ -631,6 +660,7 @@ export class Connection {
         pending.reject(new RemoteError(frame.json));
         return;
       case FrameType.event:
+        if (pending.background) pending.releaseRef();
         try {
           pending.onEvent?.(frame.json, frame.payload);
         } catch {
@@ -659,6 +689,7 @@ export class Connection {
     // The executor ran synchronously; the promise exists only to carry the outcome.
     const request = pending!;
     session.pending.set(id, request);
+    session.foreground++;
     session.updateRef();
     try {
       options.onStart?.(id, session.id);
@@ -672,7 +703,11 @@ export class Connection {
       if (signal.aborted) {
         session.send(FrameType.cancel, id, {});
       } else {
-        request.onAbort = () => session.send(FrameType.cancel, id, {});
+        request.onAbort = () => {
+          session.send(FrameType.cancel, id, {});
+          // Whoever cancels a background request waits for it to end: keep the process alive until it does.
+          request.holdRef();
+        };
         signal.addEventListener("abort", request.onAbort, { once: true });
       }
     }
@@ -732,6 +767,7 @@ export class Connection {
     }
     const pending = [...session.pending.values()];
     session.pending.clear();
+    session.foreground = 0;
     for (const request of pending) request.reject(error);
     // The pipes may stay open in a descendant of the agent; they must not keep the host process alive.
     session.updateRef();

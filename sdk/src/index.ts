@@ -22,3 +22,4 @@ export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js
 export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";
 export * from "./result.js";
 export type * from "./types.js";
+export { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";

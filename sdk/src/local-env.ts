@@ -2,6 +2,7 @@
 import { packagedAgent } from "./agent-binary.js";
 import { Connection } from "./connection.js";
 import { RemoteExecutionEnv } from "./remote-env.js";
+import type { RemoteWatchOptions } from "./watch.js";
 
 /** Options of {@link LocalExecutionEnv}. */
 export interface LocalExecutionEnvOptions {
@@ -15,6 +16,8 @@ export interface LocalExecutionEnvOptions {
   agentPath?: string;
   /** Receives the agent's stderr. */
   onLog?: (text: string) => void;
+  /** Options of every watch, as `NodeExecutionEnv`'s `watch` option. */
+  watch?: RemoteWatchOptions;
 }
 
 /**
@@ -38,6 +41,7 @@ export class LocalExecutionEnv extends RemoteExecutionEnv {
       cwd: options.cwd ?? process.cwd(),
       shellPath: options.shellPath,
       shellEnv: options.shellEnv,
+      watch: options.watch,
     });
     this.connection = connection;
   }

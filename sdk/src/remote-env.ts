@@ -36,6 +36,7 @@ import type {
   WatchChange,
   WatchTarget,
 } from "./types.js";
+import { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";
 import { fileInfo, infoOfReply, isRepresentable, stringField } from "./wire.js";
 
 /** Options of {@link RemoteExecutionEnv}. */
@@ -50,6 +51,8 @@ export interface RemoteExecutionEnvOptions {
   shellPath?: string;
   /** Variables layered over the agent's environment for every command that inherits it. */
   shellEnv?: Record<string, string | undefined>;
+  /** Options of every watch, as `NodeExecutionEnv`'s `watch` option. */
+  watch?: RemoteWatchOptions;
 }
 
 /** A resolved path and the agent facts it was resolved with. */
@@ -73,6 +76,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   readonly #runner: CommandRunner;
   readonly #shellPath: string | undefined;
   readonly #shellEnv: Record<string, string | undefined> | undefined;
+  readonly #watchOptions: RemoteWatchOptions;
 
   /** Creates the env; nothing is sent to the agent until the first call. */
   constructor(options: RemoteExecutionEnvOptions) {
@@ -82,6 +86,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     this.#runner = new CommandRunner(options.connection);
     this.#shellPath = options.shellPath;
     this.#shellEnv = options.shellEnv;
+    this.#watchOptions = { ...options.watch };
   }
 
   async absolutePath(path: string, _context: Context): Promise<Result<string, FileError>> {
@@ -260,13 +265,32 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     });
   }
 
+  /**
+   * Node's checkpoints: before opening, and once the watcher is established (then it is closed again); both report
+   * `aborted` without a path. Each target is resolved like any path. The watcher outlives `context`, is not
+   * tracked by the env (`cleanup()` leaves it running) and survives a lost agent (see `RemoteWatcher`).
+   */
   async watch(
-    _targets: readonly WatchTarget[],
-    _onChange: (change: WatchChange) => void,
+    targets: readonly WatchTarget[],
+    onChange: (change: WatchChange) => void,
     context: Context,
   ): Promise<Result<FileWatcher, FileError>> {
-    if (isAborted(context.abortSignal)) return err(abortedError(undefined));
-    return err(new FileError("not_supported", "RemoteExecutionEnv.watch is not implemented yet"));
+    const signal = context.abortSignal;
+    if (isAborted(signal)) return err(abortedError(undefined));
+    let watcher: RemoteWatcher;
+    try {
+      const info = await this.#connection.info();
+      const cwd = this.cwd;
+      const resolved = targets.map((target) => resolveEnvPath(info, cwd, target.path));
+      watcher = await RemoteWatcher.open(this.#connection, targets, resolved, onChange, this.#watchOptions);
+    } catch (error) {
+      return err(isAborted(signal) ? abortedError(undefined) : toFileError(error));
+    }
+    if (isAborted(signal)) {
+      await watcher.close();
+      return err(abortedError(undefined));
+    }
+    return ok(watcher);
   }
 
   canonicalPath(path: string, context: Context): Promise<Result<string, FileError>> {

@@ -475,10 +475,49 @@ describe("metadata and small operations", () => {
     expect(failed.ok ? undefined : failed.error.path).toMatch(/^\/tmp\/agent\/tmp-AbC123\/sub\//);
   });
 
-  it("returns not_supported from watch for now, after the abort check", async () => {
-    const { env } = setup();
-    expect(failedCode(await env.watch([{ path: "." }], () => {}, none))).toBe("not_supported");
+  it("sends watch targets resolved like paths, in the wire shape, with the env's watch options", async () => {
+    const agent = new FakeAgent();
+    const env = new RemoteExecutionEnv({
+      connection: agent.connection(),
+      id: "outpost:test",
+      cwd: "/w",
+      watch: { mode: "polling", pollIntervalMs: 100 },
+    });
+    agent.hooks.set("watch", () => {
+      throw remoteError("EINVAL", "Watched paths exceed 3 directories");
+    });
+    const result = await env.watch(
+      [
+        { path: "skills", recursive: true, exclude: { hidden: true, names: ["node_modules"] } },
+        { path: "~/AGENTS.md" },
+        { path: "file:///etc/x" },
+      ],
+      () => {},
+      none,
+    );
+    expect(agent.callsOf("watch").map((call) => call.json)).toEqual([
+      {
+        targets: [
+          { path: "/w/skills", recursive: true, exclude: { hidden: true, names: ["node_modules"] } },
+          { path: "/home/agent/AGENTS.md", recursive: false, exclude: { hidden: false, names: [] } },
+          { path: "/etc/x", recursive: false, exclude: { hidden: false, names: [] } },
+        ],
+        mode: "polling",
+        pollIntervalMs: 100,
+      },
+    ]);
+    // The budget error of an open maps like Node's: invalid, no path.
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.code).toBe("invalid");
+    expect(result.error.message).toBe("Watched paths exceed 3 directories");
+    expect(result.error.path).toBeUndefined();
+  });
+
+  it("checks for an abort before sending a watch", async () => {
+    const { agent, env } = setup();
     expect(failedCode(await env.watch([{ path: "." }], () => {}, abortedContext()))).toBe("aborted");
+    expect(agent.callsOf("watch")).toEqual([]);
   });
 });
 

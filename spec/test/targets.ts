@@ -52,9 +52,14 @@ const leftoverQuery: LeftoverQuery = { marker, dirs: [sandbox] };
 
 const noContext = { abortSignal: undefined };
 
-/** The options every target's env gets for a case: its directory, the case's shell, and the run's marker. */
+/** The options every target's env gets for a case: its directory, the case's shell and watch options, the marker. */
 function caseOptions(cwd: string, settings: EnvSettings | undefined) {
-  return { cwd, shellPath: settings?.shellPath, shellEnv: { ...settings?.shellEnv, [markerName]: markerValue } };
+  return {
+    cwd,
+    shellPath: settings?.shellPath,
+    shellEnv: { ...settings?.shellEnv, [markerName]: markerValue },
+    watch: settings?.watch,
+  };
 }
 
 /** Runs `use` with an env made for a fresh case directory, then cleans up the env and the directory. */

@@ -28,6 +28,7 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
 	"github.com/outpost-dev/outpost/agent-go/internal/version"
+	"github.com/outpost-dev/outpost/agent-go/internal/watch"
 )
 
 const usage = "usage: outpost serve --token <hex>\n       outpost --version\n" + opscmd.Usage
@@ -144,12 +145,15 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	cfg := serverConfig(token, stop)
+	watches := watch.New()
+	cfg := serverConfig(token, stop, watches)
 	if in, ok := stdin.(*os.File); ok {
 		cfg.PeerGone = func() bool { return hungUp(in) }
 	}
 	stdin = tuneStdio(stdin, stdout)
 	err := server.Serve(stdin, stdout, cfg)
+	// Every watcher stops with the connection.
+	watches.CloseAll()
 	switch {
 	case err == nil:
 		return 0
@@ -162,17 +166,18 @@ func serve(token string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-// serverConfig is the connection's configuration: the real file operations and commands, and every timing and
-// queue size left at the server's defaults.
-func serverConfig(token string, stop <-chan struct{}) server.Config {
+// serverConfig is the connection's configuration: the real file operations, commands and watchers, and every
+// timing and queue size left at the server's defaults.
+func serverConfig(token string, stop <-chan struct{}, watches *watch.Service) server.Config {
 	info := sysinfo.Current()
 	return server.Config{
 		Token:    token,
 		Info:     &info,
 		Files:    fsops.New(),
 		Commands: execop.New(info.TempDir),
-		// listFiles runs on a goroutine of its own: a walk of a large tree must not hold a pool worker.
-		Dedicated: map[string]proto.Handler{"listFiles": listfiles.Handle},
+		// Operations that each run on a goroutine of their own: a watcher lives as long as its request, and a
+		// walk of a large tree must not hold a pool worker.
+		Dedicated: map[string]proto.Handler{"watch": watches.Handle, "listFiles": listfiles.Handle},
 		Stop:      stop,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/fsops"
 	"github.com/outpost-dev/outpost/agent-go/internal/version"
+	"github.com/outpost-dev/outpost/agent-go/internal/watch"
 )
 
 func TestMain(m *testing.M) {
@@ -72,7 +73,7 @@ func TestServeIOFailure(t *testing.T) {
 // constants, so a change to a default shows up here).
 func TestServeUsesDefaultTimingsAndSizes(t *testing.T) {
 	stop := make(chan struct{})
-	cfg := serverConfig("ab", stop).WithDefaults()
+	cfg := serverConfig("ab", stop, watch.New()).WithDefaults()
 	checks := []struct {
 		name      string
 		got, want any

@@ -178,6 +178,31 @@ func TestShutdownWaitsForRunningOperations(t *testing.T) {
 	}
 }
 
+// An operation that runs until its request is cancelled (a watch) ends when the connection does: shutdown aborts
+// it at once instead of waiting out the exit grace for it.
+func TestShutdownAbortsOperationsThatWaitForACancel(t *testing.T) {
+	started := make(chan struct{})
+	untilCancelled := func(call *proto.Call) (proto.Reply, error) {
+		close(started)
+		for !call.Control.Aborted() {
+			<-call.Control.Changed()
+		}
+		return proto.Reply{}, nil
+	}
+	conn := serveOnce(t, Config{Dedicated: map[string]proto.Handler{"wait": untilCancelled}, ExitGrace: time.Minute},
+		&lockedBuffer{})
+	writeFrame(t, conn.in, frame.Frame{Type: frame.Request, ID: 1, JSON: []byte(`{"op":"wait"}`)})
+	<-started
+	begin := time.Now()
+	_ = conn.in.Close()
+	if err := conn.wait(t); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if elapsed := time.Since(begin); elapsed > 5*time.Second {
+		t.Fatalf("shutdown took %v: the waiting operation was not aborted", elapsed)
+	}
+}
+
 // A client that closed the agent's output but keeps its input open is gone for good: the first failed write
 // ends the connection like EOF does, killing every command.
 func TestWriteFailureEndsTheConnection(t *testing.T) {

@@ -246,6 +246,8 @@ func newServer(cfg Config, out io.Writer) *server {
 //   - the writer stops accepting frames first (what is queued still goes out), so a command killed below can
 //     never be reported as finished — its client sees the connection lost, not an exit code;
 //   - every command dies, including one being spawned right now (the runner refuses and kills from here on);
+//   - every running request is aborted, so operations that run until the client cancels them (a watch) end now
+//     instead of holding shutdown for the whole exit grace;
 //   - handles close, and the queued frames are flushed while the connection's goroutines end.
 //
 // A peer that stopped reading, or a handler stuck in a system call, must not keep the agent alive: both waits
@@ -257,6 +259,7 @@ func (s *server) shutdown() {
 		if s.cfg.Commands != nil {
 			s.cfg.Commands.KillAll()
 		}
+		s.abortAll()
 		if s.cfg.Files != nil {
 			s.cfg.Files.CloseAll()
 		}
@@ -278,6 +281,15 @@ func (s *server) shutdown() {
 			}
 		}
 	})
+}
+
+// abortAll aborts the control of every request still registered.
+func (s *server) abortAll() {
+	s.controlsMu.Lock()
+	defer s.controlsMu.Unlock()
+	for _, ctl := range s.controls {
+		ctl.Abort()
+	}
 }
 
 // goTask runs fn on a goroutine that shutdown joins; once shutdown has begun waiting it runs nothing and

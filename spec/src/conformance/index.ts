@@ -16,6 +16,8 @@ import { specialFileCases } from "./special-files.js";
 import { spillCases } from "./spill.js";
 import { tempCases } from "./temp.js";
 import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } from "./types.js";
+import { watchCases } from "./watch.js";
+import { watchConnectionCases } from "./watch-connection.js";
 import { windowCases } from "./window.js";
 import { writeCases } from "./write.js";
 
@@ -40,6 +42,8 @@ const modules = [
   execCases,
   spillCases,
   windowCases,
+  watchCases,
+  watchConnectionCases,
   listFilesCases,
 ];
 

@@ -54,6 +54,15 @@ export interface EnvSettings {
   shellPath?: string;
   /** The env's `shellEnv` option. */
   shellEnv?: Record<string, string | undefined>;
+  /** The env's `watch` option (watch cases force a mode, a poll interval and a directory budget). */
+  watch?: WatchSettings;
+}
+
+/** Watcher options of an env (Durable's `NodeWatchOptions`); `undefined` fields take the env's defaults. */
+export interface WatchSettings {
+  mode?: "native" | "polling";
+  pollIntervalMs?: number;
+  maxDirectories?: number;
 }
 
 /** The three functions `registerConformance` needs from a vitest/jest-like runner. */

@@ -47,18 +47,22 @@ import { resolvePath } from "./paths.js";
 import { NodeBinaryReader, NodeDirReader, NodeTextLineReader } from "./readers.js";
 import { killProcessTree } from "./shell.js";
 import { abortedFileError, toFileError } from "./to-file-error.js";
+import { NodeFileWatcher, type NodeWatchOptions } from "./watcher.js";
 
 export { LineScanner } from "./line-scanner.js";
 export { resolvePath } from "./paths.js";
 export { toFileError } from "./to-file-error.js";
+export { NodeFileWatcher, type NodeWatchOptions } from "./watcher.js";
 
 const onWindows = process.platform === "win32";
 
-/** Options of the reference env (Durable's, minus `watch`, which is not implemented yet). */
+/** Options of the reference env (Durable's). */
 export interface NodeExecutionEnvOptions {
   cwd: string;
   shellPath?: string;
   shellEnv?: NodeJS.ProcessEnv;
+  /** Options of every watcher this env opens (WA2, WA3, WA5). */
+  watch?: NodeWatchOptions;
 }
 
 function isAborted(context: Context): boolean {
@@ -82,6 +86,7 @@ export class NodeExecutionEnv implements ExecutionEnv {
   cwd: string;
   readonly #shellPath: string | undefined;
   readonly #shellEnv: NodeJS.ProcessEnv | undefined;
+  readonly #watchOptions: NodeWatchOptions;
   /** Pids of commands whose `exec` has not settled. */
   readonly #activePids = new Set<number>();
 
@@ -89,6 +94,7 @@ export class NodeExecutionEnv implements ExecutionEnv {
     this.cwd = options.cwd;
     this.#shellPath = options.shellPath;
     this.#shellEnv = options.shellEnv;
+    this.#watchOptions = options.watch ?? {};
   }
 
   #resolve(path: string): string {
@@ -337,17 +343,27 @@ export class NodeExecutionEnv implements ExecutionEnv {
   }
 
   /**
-   * WA1. Not implemented yet (a separate issue): Durable's `NodeFileWatcher` port is pending. After the initial abort
-   * check every call fails `not_supported`, which Durable's env never returns — conformance cases must skip
-   * watching against this reference until it lands.
+   * WA1: checkpoint, open a `NodeFileWatcher` on the targets (resolved against the cwd of this call), checkpoint
+   * again (closing the watcher). Failures map through `toFileError` without a fallback path (E5).
    */
   async watch(
-    _targets: readonly WatchTarget[],
-    _onChange: (change: WatchChange) => void,
+    targets: readonly WatchTarget[],
+    onChange: (change: WatchChange) => void,
     context: Context,
   ): Promise<Result<FileWatcher, FileError>> {
     if (isAborted(context)) return err(abortedFileError(undefined));
-    return err(new FileError("not_supported", "watch is not implemented by the reference env yet"));
+    const cwd = this.cwd;
+    let watcher: NodeFileWatcher;
+    try {
+      watcher = await NodeFileWatcher.open(targets, (path) => resolvePath(cwd, path), onChange, this.#watchOptions);
+    } catch (error) {
+      return err(toFileError(error));
+    }
+    if (isAborted(context)) {
+      await watcher.close();
+      return err(abortedFileError(undefined));
+    }
+    return ok(watcher);
   }
 
   /** M3: `realpath`; must exist. */
