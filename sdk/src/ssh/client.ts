@@ -4,14 +4,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { connect as connectTcp, type Socket } from "node:net";
-import {
+import ssh2, {
   type AnyAuthMethod,
   type AuthenticationType,
   type AuthHandlerMiddleware,
   Client,
   type ConnectConfig,
   type NextAuthHandler,
-  utils,
 } from "ssh2";
 import { SshError } from "./errors.js";
 import { checkHostKey, type HostTrust, readTrust, trustedKeyTypes } from "./known-hosts.js";
@@ -69,11 +68,12 @@ function authMethods(hop: Hop, options: SshTargetOptions): (() => Promise<AnyAut
       } catch {
         return undefined;
       }
-      let key = utils.parseKey(data);
+      // ssh2 is CommonJS and Node's ESM loader does not see `utils` as a named export.
+      let key = ssh2.utils.parseKey(data);
       if (key instanceof Error && /passphrase/i.test(key.message) && options.passphrase !== undefined) {
         const passphrase = await options.passphrase(file);
         if (passphrase === undefined) return undefined;
-        key = utils.parseKey(data, passphrase);
+        key = ssh2.utils.parseKey(data, passphrase);
       }
       if (key instanceof Error) return undefined;
       return { type: "publickey", username, key: Array.isArray(key) ? key[0] : key };

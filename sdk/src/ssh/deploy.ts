@@ -9,7 +9,7 @@ import type { Client, SFTPWrapper } from "ssh2";
 import { packagedAgent, readManifest } from "../agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
-import { afterMarker, runRemote, shellQuote } from "./remote-command.js";
+import { afterMarker, runRemote, shellQuote, whileConnected } from "./remote-command.js";
 
 /** The local agent binary to deploy and its SHA-256. */
 export interface LocalAgent {
@@ -168,11 +168,15 @@ async function upload(client: Client, agent: LocalAgent, finalPath: string, opti
  * used as it is; a missing, truncated or tampered one is (re)uploaded and verified again. Never returns a path whose
  * hash did not just verify.
  */
-export async function deployOn(
+export function deployOn(
   client: Client,
   platform: RemotePlatform,
   options: DeployOptions = {},
 ): Promise<DeployedAgent> {
+  return whileConnected(client, deploy(client, platform, options));
+}
+
+async function deploy(client: Client, platform: RemotePlatform, options: DeployOptions): Promise<DeployedAgent> {
   if (platform.platform === "windows") {
     throw new SshError("platform", "Deploying the Outpost agent to Windows over SSH is not supported yet");
   }

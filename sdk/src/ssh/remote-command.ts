@@ -63,3 +63,16 @@ export function afterMarker(text: string, marker: string): string[] | undefined 
   const index = lines.lastIndexOf(marker);
   return index < 0 ? undefined : lines.slice(index + 1);
 }
+
+/**
+ * Runs `work` but fails as soon as the SSH connection closes: a request in flight on a dropped connection (an SFTP
+ * write, for one) may otherwise never call back.
+ */
+export function whileConnected<T>(client: Client, work: Promise<T>): Promise<T> {
+  let onClose: (() => void) | undefined;
+  const closed = new Promise<never>((_, reject) => {
+    onClose = () => reject(new SshError("remote", "The SSH connection dropped"));
+    client.once("close", onClose);
+  });
+  return Promise.race([work, closed]).finally(() => client.removeListener("close", onClose!));
+}
