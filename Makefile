@@ -20,7 +20,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 build: setup agent sdk
 
 agent:
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
+	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
 
 sdk: setup
 	npm run build -w @outpost/sdk
