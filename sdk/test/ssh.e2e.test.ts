@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +27,7 @@ import {
 import { HostKeyChangedError, HostKeyUnknownError, SshError } from "../src/ssh/errors.js";
 import type { SshTargetOptions } from "../src/ssh/target.js";
 import type { ExecutionEnv } from "../src/types.js";
-import { isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
+import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
 
 const run = promisify(execFile);
 const none = { abortSignal: undefined };
@@ -358,6 +358,38 @@ describe("login shells", () => {
       await rm(bashrc, { force: true });
     }
   });
+});
+
+describe("accounts", () => {
+  // Creating accounts needs root, as CI runs; the home and the name carry every character a shell would expand.
+  it.runIf(process.getuid?.() === 0)(
+    "a zsh account named with $ and a home with spaces, a quote and $HOME in it, whose .zshenv prints",
+    async () => {
+      const name = `outpost-z${process.pid % 1000}$`;
+      const home = join(scratch, "home with spaces", "it's $HOME");
+      await chmod(scratch, 0o755);
+      const remove = await createUser(name, home, "/bin/zsh");
+      try {
+        await writeFile(join(home, ".zshenv"), "echo 'hello from .zshenv'\n");
+        await run("chown", ["-R", `${name}:`, join(scratch, "home with spaces")]);
+        const target = `${name}@127.0.0.1:${sshd.port}`;
+        const options = fresh();
+        getOrThrow(await acceptHostKey(target, sshd.fingerprint, options));
+        const logs: string[] = [];
+        const env = getOrThrow(await connectSsh(target, { ...options, onLog: (text) => logs.push(text) }));
+        expect(env.platform.home).toBe(home);
+        expect(env.connection.deployed()?.path).toBe(agentPathIn(home));
+        expect(await sha256Of(agentPathIn(home))).toBe(agentSha);
+        expect(logs.join("\n")).toContain("hello from .zshenv");
+        expect(await output(env, 'printf "%s|%s" "$(id -un)" "$HOME"')).toBe(`${name}|${home}`);
+        getOrThrow(await env.writeFile("~/note.txt", "written over SSH", none));
+        expect(await readFile(join(home, "note.txt"), "utf8")).toBe("written over SSH");
+        await env.close();
+      } finally {
+        await remove();
+      }
+    },
+  );
 });
 
 describe("options", () => {
