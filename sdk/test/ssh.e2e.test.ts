@@ -360,6 +360,47 @@ describe("login shells", () => {
   });
 });
 
+describe("jump hosts", () => {
+  it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked", async () => {
+    const jump = await startSshd();
+    try {
+      const config = join(scratch, "jump_config");
+      await writeFile(
+        config,
+        [
+          "Host outpost-target",
+          "  HostName 127.0.0.1",
+          `  Port ${sshd.port}`,
+          `  User ${sshd.target.split("@")[0]}`,
+          "  ProxyJump outpost-jump",
+          "Host outpost-jump",
+          "  HostName 127.0.0.1",
+          `  Port ${jump.port}`,
+          `  User ${jump.target.split("@")[0]}`,
+          `  IdentityFile ${jump.clientKey}`,
+          "",
+        ].join("\n"),
+      );
+      const options = { ...fresh(), configFile: config };
+      // The jump host's key is not trusted yet: nothing gets through it.
+      const untrusted = await scanHostKey("outpost-target", options);
+      expect(untrusted.ok ? undefined : untrusted.error).toBeInstanceOf(HostKeyUnknownError);
+      expect(untrusted.ok ? undefined : (untrusted.error as HostKeyUnknownError).host).toBe(`[127.0.0.1]:${jump.port}`);
+      getOrThrow(await acceptHostKey("outpost-jump", jump.fingerprint, { ...options, proxyJump: false }));
+      const scanned = getOrThrow(await scanHostKey("outpost-target", options));
+      expect(scanned.fingerprint).toBe(sshd.fingerprint);
+      getOrThrow(await acceptHostKey("outpost-target", scanned.fingerprint, options));
+
+      const env = getOrThrow(await connectSsh("outpost-target", options));
+      expect(await output(env, "echo through")).toBe("through\n");
+      expect((await jump.sessions()).length).toBeGreaterThan(0);
+      await env.close();
+    } finally {
+      await jump.stop();
+    }
+  });
+});
+
 describe("accounts", () => {
   // Creating accounts needs root, as CI runs; the home and the name carry every character a shell would expand.
   it.runIf(process.getuid?.() === 0)(
