@@ -14,6 +14,7 @@ import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
 import { asSshError, SshError } from "./errors.js";
 import { addHostKey, checkHostKey, fingerprintOf, keyTypeOf, readTrust, removeHost } from "./known-hosts.js";
 import { detectPlatformOn, type RemotePlatform } from "./platform.js";
+import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
 
@@ -83,8 +84,8 @@ export class SshConnection extends Connection {
         try {
           const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
           try {
-            state.platform ??= await detectPlatformOn(route.client);
-            state.deployed = await deployOn(route.client, state.platform, options);
+            state.platform ??= await detectPlatformOn(ssh2Access(route.client));
+            state.deployed = await deployOn(ssh2Access(route.client), state.platform, options);
             const channel = await execChannel(route, launchCommand(state.deployed.path, args));
             state.lastError = undefined;
             return new SshAgentProcess(route, channel);
@@ -293,7 +294,7 @@ export function detectPlatform(
   target: string,
   options: SshTargetOptions = {},
 ): Promise<Result<RemotePlatform, SshError>> {
-  return withRoute(target, options, (route) => detectPlatformOn(route.client));
+  return withRoute(target, options, (route) => detectPlatformOn(ssh2Access(route.client)));
 }
 
 /** Verifies, or uploads and verifies, the agent on the target; returns its remote path. */
@@ -301,7 +302,8 @@ export function deployAgent(
   target: string,
   options: SshTargetOptions & DeployOptions = {},
 ): Promise<Result<DeployedAgent, SshError>> {
-  return withRoute(target, options, async (route) =>
-    deployOn(route.client, await detectPlatformOn(route.client), options),
-  );
+  return withRoute(target, options, async (route) => {
+    const remote = ssh2Access(route.client);
+    return deployOn(remote, await detectPlatformOn(remote), options);
+  });
 }

@@ -5,11 +5,11 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Client, SFTPWrapper } from "ssh2";
 import { packagedAgent, readManifest } from "../agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
-import { afterMarker, runRemote, shellQuote, whileConnected } from "./remote-command.js";
+import type { RemoteAccess } from "./remote-access.js";
+import { afterMarker, shellQuote } from "./remote-command.js";
 
 /** The local agent binary to deploy and its SHA-256. */
 export interface LocalAgent {
@@ -77,9 +77,9 @@ const HASH_SCRIPT = [
 ].join("; ");
 
 /** The SHA-256 of a remote file, `"missing"` if there is no such regular file. */
-export async function remoteHash(client: Client, path: string): Promise<string> {
+export async function remoteHash(remote: RemoteAccess, path: string): Promise<string> {
   // The path is an argument of `sh -c`, quoted for the account's shell; the script itself only says "$1".
-  const output = await runRemote(client, `sh -c ${shellQuote(HASH_SCRIPT)} outpost-hash ${shellQuote(path)}`);
+  const output = await remote.run(`sh -c ${shellQuote(HASH_SCRIPT)} outpost-hash ${shellQuote(path)}`);
   const line = (afterMarker(output.stdout, HASH_MARKER) ?? []).find((text) => text.trim() !== "")?.trim();
   if (line === "missing") return "missing";
   if (line === "nohash") {
@@ -95,71 +95,26 @@ export async function remoteHash(client: Client, path: string): Promise<string> 
   return hex.toLowerCase();
 }
 
-function openSftp(client: Client): Promise<SFTPWrapper> {
-  return new Promise((resolve, reject) => {
-    client.sftp((error, sftp) => {
-      if (error) reject(new SshError("deploy", `Cannot start SFTP: ${error.message}`, error));
-      else resolve(sftp);
-    });
-  });
-}
-
-function sftpCall(what: string, call: (done: (error?: Error | null) => void) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    call((error) => {
-      if (error) reject(new SshError("deploy", `${what}: ${error.message}`, error));
-      else resolve();
-    });
-  });
-}
-
-async function ensureDirectory(sftp: SFTPWrapper, path: string): Promise<void> {
-  try {
-    await sftpCall(`Cannot create ${path}`, (done) => sftp.mkdir(path, { mode: 0o700 }, done));
-  } catch (error) {
-    const isDirectory = await new Promise<boolean>((resolve) =>
-      sftp.stat(path, (statError, stats) => resolve(!statError && stats.isDirectory())),
-    );
-    if (!isDirectory) throw error;
-  }
-}
-
 /** The remote directory and file name the agent with `sha256` lives under. */
 export function remoteAgentPath(platform: RemotePlatform, sha256: string): string {
   const home = platform.home.replace(/\/+$/, "");
   return `${home}/.outpost/bin/outpost-${sha256}`;
 }
 
-async function upload(client: Client, agent: LocalAgent, finalPath: string, options: DeployOptions): Promise<void> {
-  const sftp = await openSftp(client);
+async function upload(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
+  const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
+  // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
+  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
-    await ensureDirectory(sftp, dir.slice(0, dir.lastIndexOf("/")));
-    await ensureDirectory(sftp, dir);
-    await sftpCall(`Cannot restrict ${dir}`, (done) => sftp.chmod(dir, 0o700, done));
-    // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
-    const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
-    try {
-      await sftpCall(`Cannot upload the agent to ${temp}`, (done) =>
-        sftp.fastPut(
-          agent.path,
-          temp,
-          { mode: 0o755, step: (sent, _chunk, total) => options.onProgress?.(sent, total) },
-          done,
-        ),
-      );
-      await sftpCall(`Cannot make ${temp} executable`, (done) => sftp.chmod(temp, 0o755, done));
-      const uploaded = await remoteHash(client, temp);
-      if (uploaded !== agent.sha256) {
-        throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
-      }
-      await sftpCall(`Cannot move the agent to ${finalPath}`, (done) => sftp.ext_openssh_rename(temp, finalPath, done));
-    } catch (error) {
-      await new Promise<void>((resolve) => sftp.unlink(temp, () => resolve()));
-      throw error;
+    await remote.put(agent.path, agent.size, dir, temp, options.onProgress);
+    const uploaded = await remoteHash(remote, temp);
+    if (uploaded !== agent.sha256) {
+      throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
     }
-  } finally {
-    sftp.end();
+    await remote.rename(temp, finalPath);
+  } catch (error) {
+    await remote.remove(temp).catch(() => {});
+    throw error;
   }
 }
 
@@ -168,23 +123,19 @@ async function upload(client: Client, agent: LocalAgent, finalPath: string, opti
  * used as it is; a missing, truncated or tampered one is (re)uploaded and verified again. Never returns a path whose
  * hash did not just verify.
  */
-export function deployOn(
-  client: Client,
+export async function deployOn(
+  remote: RemoteAccess,
   platform: RemotePlatform,
   options: DeployOptions = {},
 ): Promise<DeployedAgent> {
-  return whileConnected(client, deploy(client, platform, options));
-}
-
-async function deploy(client: Client, platform: RemotePlatform, options: DeployOptions): Promise<DeployedAgent> {
   if (platform.platform === "windows") {
     throw new SshError("platform", "Deploying the Outpost agent to Windows over SSH is not supported yet");
   }
   const agent = await localAgent(platform, options);
   const path = remoteAgentPath(platform, agent.sha256);
-  if ((await remoteHash(client, path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
-  await upload(client, agent, path, options);
-  const verified = await remoteHash(client, path);
+  if ((await remoteHash(remote, path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
+  await upload(remote, agent, path, options);
+  const verified = await remoteHash(remote, path);
   if (verified !== agent.sha256) {
     throw new SshError("deploy", `The agent at ${path} does not verify after upload (sha256 ${verified})`);
   }

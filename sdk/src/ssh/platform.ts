@@ -2,9 +2,9 @@
  * `detectPlatform`: which of the `make dist` targets the remote needs, found by a probe that survives login-shell
  * noise (whatever the account's shell startup files print comes before the probe's marker line and is skipped).
  */
-import type { Client } from "ssh2";
 import { SshError } from "./errors.js";
-import { afterMarker, runRemote, shellQuote } from "./remote-command.js";
+import type { RemoteAccess } from "./remote-access.js";
+import { afterMarker, shellQuote } from "./remote-command.js";
 
 /** The remote system as far as deployment cares. */
 export interface RemotePlatform {
@@ -48,19 +48,19 @@ function parseProbe(stdout: string): Probe | undefined {
   return { system, machine, os, home };
 }
 
-async function windowsProbe(client: Client): Promise<Probe | undefined> {
+async function windowsProbe(remote: RemoteAccess): Promise<Probe | undefined> {
   const encoded = Buffer.from(WINDOWS_PROBE, "utf16le").toString("base64");
-  const output = await runRemote(client, `powershell -NoProfile -NonInteractive -EncodedCommand ${encoded}`);
+  const output = await remote.run(`powershell -NoProfile -NonInteractive -EncodedCommand ${encoded}`);
   return parseProbe(output.stdout);
 }
 
 /** Identifies the remote system; fails with a `platform` {@link SshError} for a garbled probe or an unsupported one. */
-export async function detectPlatformOn(client: Client): Promise<RemotePlatform> {
-  const posix = await runRemote(client, `sh -c ${shellQuote(POSIX_PROBE)}`);
+export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlatform> {
+  const posix = await remote.run(`sh -c ${shellQuote(POSIX_PROBE)}`);
   let probe = parseProbe(posix.stdout);
   // Git Bash or Cygwin as the account's shell: Windows' own facts come from PowerShell.
   if (probe === undefined || /^(MINGW|MSYS|CYGWIN)/i.test(probe.system)) {
-    probe = (await windowsProbe(client).catch(() => undefined)) ?? probe;
+    probe = (await windowsProbe(remote).catch(() => undefined)) ?? probe;
   }
   if (probe === undefined) {
     const shown = `${posix.stdout}${posix.stderr}`.trim().slice(-400);
