@@ -360,6 +360,32 @@ describe("login shells", () => {
   });
 });
 
+describe("the OpenSSH transport", () => {
+  it("refuses the same unknown key, deploys the same way and runs the agent through the system ssh", async () => {
+    const options = { ...fresh(), transport: "openssh" as const };
+    const refused = await connectSsh(sshd.target, options);
+    expect(refused.ok ? undefined : refused.error).toBeInstanceOf(HostKeyUnknownError);
+    getOrThrow(await acceptHostKey(sshd.target, sshd.fingerprint, options));
+    await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
+    const progress: number[] = [];
+    const env = getOrThrow(await connectSsh(sshd.target, { ...options, onProgress: (sent) => progress.push(sent) }));
+    expect(env.connection.deployed()).toEqual({ path: agentPathIn(sshd.home), sha256: agentSha, uploaded: true });
+    expect(progress.at(-1)).toBe(agentBytes.length);
+    expect((await stat(join(sshd.home, ".outpost", "bin"))).mode & 0o777).toBe(0o700);
+    expect((await stat(agentPathIn(sshd.home))).mode & 0o777).toBe(0o755);
+    expect(await output(env, "echo over openssh")).toBe("over openssh\n");
+    expect(await output(env, "env | grep -E '^(SSH_CLIENT|SSH_CONNECTION)='; true")).toBe("");
+    for (const pid of await sshd.sessions()) process.kill(pid, "SIGKILL");
+    await env.fileInfo("/", none);
+    expect(await output(env, "echo reconnected")).toBe("reconnected\n");
+    expect(env.connection.deployed()?.uploaded).toBe(false);
+    await env.close();
+    // The steps really go through the program: a missing one fails the connection.
+    const missing = await connectSsh(sshd.target, { ...options, sshProgram: join(scratch, "no-such-ssh") });
+    expect(missing.ok ? undefined : missing.error.code).toBe("connect");
+  });
+});
+
 describe("jump hosts", () => {
   it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked", async () => {
     const jump = await startSshd();

@@ -5,7 +5,7 @@
  * SHA-256 and only then runs it.
  */
 import type { ClientChannel } from "ssh2";
-import { Connection } from "../connection.js";
+import { type AgentProcess, Connection } from "../connection.js";
 import { RemoteExecutionEnv } from "../remote-env.js";
 import { err, ok, type Result } from "../result.js";
 import { SshAgentProcess } from "./agent-process.js";
@@ -13,6 +13,7 @@ import { type OpenRoute, openRoute } from "./client.js";
 import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
 import { asSshError, SshError } from "./errors.js";
 import { addHostKey, checkHostKey, fingerprintOf, keyTypeOf, readTrust, removeHost } from "./known-hosts.js";
+import { opensshAccess, opensshArguments, spawnOverOpenssh } from "./openssh.js";
 import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
@@ -20,6 +21,14 @@ import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateT
 
 /** Options of {@link sshConnection} and {@link connectSsh}. */
 export interface SshConnectOptions extends SshTargetOptions, DeployOptions {
+  /**
+   * `ssh2` (default): SSH spoken in process. `openssh`: the system `ssh` client runs every remote step and the
+   * agent's session (for hardware keys, ControlMaster, ProxyCommand); it authenticates on its own (`BatchMode`, so
+   * `passphrase` and `password` are not used) and checks host keys against the same files.
+   */
+  transport?: "ssh2" | "openssh";
+  /** The OpenSSH client program for `transport: "openssh"` (default `ssh` on the PATH). */
+  sshProgram?: string;
   /** Receives the agent's stderr and whatever the remote shell printed before the agent's sync line. */
   onLog?: (text: string) => void;
 }
@@ -71,28 +80,77 @@ async function withRoute<T>(target: string, options: SshTargetOptions, use: (rou
   }
 }
 
+/** What a connection learns across starts. */
+interface StartState {
+  platform?: RemotePlatform;
+  lastError?: SshError;
+  deployed?: DeployedAgent;
+}
+
+async function launchOverSsh2(
+  target: string,
+  options: SshConnectOptions,
+  state: StartState,
+  args: readonly string[],
+): Promise<AgentProcess> {
+  const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
+  try {
+    const remote = ssh2Access(route.client);
+    state.platform ??= await detectPlatformOn(remote);
+    state.deployed = await deployOn(remote, state.platform, options);
+    const channel = await execChannel(route, launchCommand(state.deployed.path, args));
+    return new SshAgentProcess(route, channel);
+  } catch (error) {
+    route.close();
+    throw error;
+  }
+}
+
+/**
+ * The host key is checked the same way first (a scan over ssh2, judged against the same trust files), so the
+ * failure is the same typed error; OpenSSH then checks it again itself (`StrictHostKeyChecking=yes` on those files).
+ * A target ssh2 cannot reach to scan (e.g. behind a ProxyCommand) is left to OpenSSH's check alone.
+ */
+async function launchOverOpenssh(
+  target: string,
+  options: SshConnectOptions,
+  state: StartState,
+  args: readonly string[],
+): Promise<AgentProcess> {
+  const route = await resolveRoute(target, options);
+  const last = route.hops[route.hops.length - 1];
+  const key = await scanRoute(route, options).catch((error: unknown) => {
+    if (error instanceof SshError && (error.code === "connect" || error.code === "auth")) return undefined;
+    throw error;
+  });
+  if (key !== undefined) {
+    const verdict = checkHostKey(await readTrust(route.trustFiles, last.knownHostsName), key);
+    if (verdict !== undefined) throw verdict;
+  }
+  const program = options.sshProgram ?? "ssh";
+  const sshArgs = opensshArguments(target, options, route);
+  const remote = opensshAccess(program, sshArgs, last.knownHostsName);
+  state.platform ??= await detectPlatformOn(remote);
+  state.deployed = await deployOn(remote, state.platform, options);
+  return spawnOverOpenssh(program, sshArgs, launchCommand(state.deployed.path, args));
+}
+
 /** A `Connection` whose agent runs on an SSH target; see {@link sshConnection}. */
 export class SshConnection extends Connection {
-  readonly #state: { platform?: RemotePlatform; lastError?: SshError; deployed?: DeployedAgent };
+  readonly #state: StartState;
 
   /** @internal Use {@link sshConnection}, which validates the options first. */
   constructor(target: string, options: SshConnectOptions) {
-    const state: { platform?: RemotePlatform; lastError?: SshError; deployed?: DeployedAgent } = {};
+    const state: StartState = {};
     super({
       onLog: options.onLog,
       launch: async (args) => {
         try {
-          const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
-          try {
-            state.platform ??= await detectPlatformOn(ssh2Access(route.client));
-            state.deployed = await deployOn(ssh2Access(route.client), state.platform, options);
-            const channel = await execChannel(route, launchCommand(state.deployed.path, args));
-            state.lastError = undefined;
-            return new SshAgentProcess(route, channel);
-          } catch (error) {
-            route.close();
-            throw error;
-          }
+          const agent = await (options.transport === "openssh"
+            ? launchOverOpenssh(target, options, state, args)
+            : launchOverSsh2(target, options, state, args));
+          state.lastError = undefined;
+          return agent;
         } catch (error) {
           state.lastError = asSshError(error, "remote", `SSH to ${target} failed`);
           throw state.lastError;
@@ -141,6 +199,12 @@ function validateShapes(target: string, options: SshConnectOptions): void {
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
     throw new SshError("invalid", "Invalid onProgress: expected a function");
+  }
+  if (options.transport !== undefined && options.transport !== "ssh2" && options.transport !== "openssh") {
+    throw new SshError("invalid", `Invalid transport: ${JSON.stringify(options.transport)} (ssh2 or openssh)`);
+  }
+  if (options.sshProgram !== undefined && (typeof options.sshProgram !== "string" || options.sshProgram === "")) {
+    throw new SshError("invalid", "Invalid sshProgram: expected a program name or path");
   }
   if (options.onLog !== undefined && typeof options.onLog !== "function") {
     throw new SshError("invalid", "Invalid onLog: expected a function");
