@@ -459,6 +459,56 @@ describe("accounts", () => {
   );
 });
 
+describe("authentication", () => {
+  it("uses keys held by an ssh-agent", async () => {
+    const socket = join(scratch, "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", socket], { stdio: "ignore" });
+    try {
+      const deadline = Date.now() + 5000;
+      while (!existsSync(socket) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
+      await run("ssh-add", [sshd.clientKey], { env: { ...process.env, SSH_AUTH_SOCK: socket } });
+      const options = { ...(await trusted()), identityFiles: [], agent: socket };
+      const env = getOrThrow(await connectSsh(sshd.target, options));
+      expect(await output(env, "echo agent")).toBe("agent\n");
+      await env.close();
+      const without = await connectSsh(sshd.target, { ...options, agent: false });
+      expect(without.ok ? undefined : without.error.code).toBe("auth");
+    } finally {
+      agent.kill();
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)("asks the password callback for password authentication", async () => {
+    const server = await startSshd({ config: ["PasswordAuthentication yes"] });
+    const name = `outpost-pw${process.pid % 1000}`;
+    const home = join(server.dir, "pw-home");
+    const hash = (await run("openssl", ["passwd", "-6", "pa ss"])).stdout.trim();
+    const remove = await createUser(name, home, "/bin/bash", hash);
+    try {
+      const target = `${name}@127.0.0.1:${server.port}`;
+      const options = { ...(await trusted(server)), identityFiles: [] };
+      const prompts: string[] = [];
+      const wrong = await connectSsh(target, { ...options, password: () => "wrong" });
+      expect(wrong.ok ? undefined : wrong.error.code).toBe("auth");
+      const env = getOrThrow(
+        await connectSsh(target, {
+          ...options,
+          password: ({ user, prompt }) => {
+            prompts.push(`${user} ${prompt}`);
+            return "pa ss";
+          },
+        }),
+      );
+      expect(prompts[0]).toBe(`${name} Password:`);
+      expect(await output(env, "id -un")).toBe(`${name}\n`);
+      await env.close();
+    } finally {
+      await remove();
+      await server.stop();
+    }
+  });
+});
+
 describe("options", () => {
   it("rejects malformed targets and options with invalid", async () => {
     const bad: [string, SshTargetOptions][] = [
