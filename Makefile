@@ -58,9 +58,10 @@ fuzz:
 dist: setup
 	VERSION=$(VERSION) LDFLAGS="$(LDFLAGS)" tools/dist.sh
 
-## bench: per-operation latency and throughput, Outpost vs the in-process reference
+## bench: per-operation latency and throughput, Outpost vs the in-process reference; then over a loopback sshd
 bench: build
 	node --import tsx tools/bench.ts
+	node --import tsx tools/bench-ssh.ts
 
 ## properties-nightly: the differential property tests at 50x the CI budget
 properties-nightly: agent
