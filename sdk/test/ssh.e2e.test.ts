@@ -297,6 +297,18 @@ describe("sessions", () => {
     await env.close();
   });
 
+  it("an idle SSH env never keeps the host process alive", async () => {
+    const options = await trusted();
+    const script = fileURLToPath(new URL("./fixtures/ssh-idle.ts", import.meta.url));
+    const started = Date.now();
+    const { stdout } = await run(process.execPath, ["--import", "tsx", script, sshd.target, JSON.stringify(options)], {
+      timeout: 20_000,
+    });
+    expect(stdout.trim()).toBe("ran");
+    // Well before the agent's 30 s silence limit could end the session from the other side.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
   it("reports the remote's home and runs commands there with the account's environment", async () => {
     const env = getOrThrow(await connectSsh(sshd.target, await trusted()));
     expect(env.cwd).toBe(sshd.home);
