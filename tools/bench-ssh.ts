@@ -212,14 +212,14 @@ async function main(): Promise<void> {
     console.log(`Outpost over SSH (loopback OpenSSH sshd, ssh2 client); node ${process.version}; ${ROUNDS} rounds`);
     console.log("median (interquartile range) per call; ratio = outpost / anchor (> 1 = slower)\n");
     console.log(
-      `${"operation".padEnd(24)}${"outpost".padStart(22)}${"anchor".padStart(22)}  anchor name            ratio`,
+      `${"operation".padEnd(24)}${"outpost".padStart(24)}${"anchor".padStart(26)}  anchor name            ratio`,
     );
     for (const [name, unit, stats] of rows) {
       const outpost = stats.outpost;
       for (const [anchor, value] of Object.entries(stats)) {
         if (anchor === "outpost") continue;
         console.log(
-          `${`${name} [${unit}]`.padEnd(24)}${format(outpost, unit).padStart(22)}${format(value, unit).padStart(22)}  ${anchor.padEnd(22)} ${(outpost.median / value.median).toFixed(2)}x`,
+          `${`${name} [${unit}]`.padEnd(24)}${format(outpost, unit).padStart(24)}${format(value, unit).padStart(26)}  ${anchor.padEnd(22)} ${(outpost.median / value.median).toPrecision(2)}x`,
         );
       }
     }
