@@ -7,6 +7,7 @@ import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,7 +41,8 @@ let counter = 0;
 
 beforeAll(async () => {
   await isolateHome();
-  sshd = await startSshd();
+  // Every test meets a server that greets with a banner, as many do.
+  sshd = await startSshd({ banner: "Authorized use only.\nOUTPOST-PROBE\n" });
   scratch = await mkdtemp(join(tmpdir(), "outpost-ssh-test-"));
 });
 
@@ -572,6 +574,20 @@ describe("connection errors", () => {
     await server.stop();
     const result = await scanHostKey(target, options);
     expect(result.ok ? undefined : result.error.code).toBe("connect");
+  });
+
+  it("gives up on a server that never completes the handshake after connectTimeout", async () => {
+    const silent = createServer((socket) => socket.on("error", () => {}));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const started = Date.now();
+      const result = await scanHostKey(`me@127.0.0.1:${port}`, { ...fresh(), configFile: false, connectTimeout: 1 });
+      expect(result.ok ? undefined : result.error.code).toBe("connect");
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      silent.close();
+    }
   });
 
   it("a lazy env reports a failed start as the call's error and lost flag, then recovers once trusted", async () => {
