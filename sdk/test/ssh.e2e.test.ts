@@ -117,15 +117,23 @@ describe("host keys", () => {
     try {
       const options = await trusted(server);
       const oldFingerprint = server.fingerprint;
+      const connected = getOrThrow(await connectSsh(server.target, options));
+      // A reconnect checks the key again: the live session is cut, and the next start meets the new key.
+      for (const pid of await server.sessions()) process.kill(pid, "SIGKILL");
       await server.rotateHostKey();
+      await connected.fileInfo("/", none);
+      const refused = await connected.exec("echo never", {}, none);
+      // The start failed, so the command's outcome is the lost connection's (`unknown`), with the reason.
+      expect(refused.ok ? undefined : refused.error.code).toBe("unknown");
+      expect(refused.ok ? "" : refused.error.message).toContain("changed");
+      expect(connected.connection.lastStartError()).toBeInstanceOf(HostKeyChangedError);
+      await connected.close();
       const result = await connectSsh(server.target, options);
       expect(result.ok).toBe(false);
       if (result.ok) return;
       expect(result.error).toBeInstanceOf(HostKeyChangedError);
       expect((result.error as HostKeyChangedError).knownFingerprints).toEqual([oldFingerprint]);
       expect((result.error as HostKeyChangedError).fingerprint).toBe(server.fingerprint);
-      // Nothing ran on the server: no agent was deployed.
-      expect(existsSync(join(server.home, ".outpost"))).toBe(false);
       const accept = await acceptHostKey(server.target, server.fingerprint, options);
       expect(accept.ok ? undefined : accept.error).toBeInstanceOf(HostKeyChangedError);
 
