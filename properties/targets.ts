@@ -178,6 +178,7 @@ export function remoteTarget(): Target {
 export function sshTarget(): Target {
   let sshd: Sshd | undefined;
   let connection: SshConnection | undefined;
+  let home: string | undefined;
   return {
     ...reusedEnv(
       "RemoteExecutionEnv over SSH",
@@ -194,10 +195,11 @@ export function sshTarget(): Target {
       async () => {
         await connection?.close();
         await sshd?.stop();
+        if (home !== undefined) rmSync(home, { recursive: true, force: true });
       },
     ),
     async prepare(sandbox) {
-      await isolateHome();
+      home = await isolateHome();
       sshd = await startSshd({ env: { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value } });
       const scanned = getOrThrow(await scanHostKey(sshd.target, sshd.options));
       getOrThrow(await acceptHostKey(sshd.target, scanned.fingerprint, sshd.options));

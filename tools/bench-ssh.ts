@@ -78,7 +78,7 @@ function format(value: Stat, unit: string): string {
 }
 
 async function main(): Promise<void> {
-  await isolateHome();
+  const home = await isolateHome();
   const sshd = await startSshd();
   const root = await mkdtemp(join(tmpdir(), "outpost-bench-ssh-"));
   let env: SshExecutionEnv | undefined;
@@ -233,6 +233,7 @@ async function main(): Promise<void> {
     await env?.close();
     await rm(root, { recursive: true, force: true });
     await sshd.stop();
+    await rm(home, { recursive: true, force: true });
   }
 }
 

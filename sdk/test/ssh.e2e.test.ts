@@ -37,10 +37,11 @@ const agentSha = createHash("sha256").update(agentBytes).digest("hex");
 
 let sshd: Sshd;
 let scratch: string;
+let clientHome: string;
 let counter = 0;
 
 beforeAll(async () => {
-  await isolateHome();
+  clientHome = await isolateHome();
   // Every test meets a server that greets with a banner, as many do.
   sshd = await startSshd({ banner: "Authorized use only.\nOUTPOST-PROBE\n" });
   scratch = await mkdtemp(join(tmpdir(), "outpost-ssh-test-"));
@@ -49,6 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sshd?.stop();
   await rm(scratch, { recursive: true, force: true });
+  await rm(clientHome, { recursive: true, force: true });
 });
 
 /** The fixture's options with a known-hosts file of this test's own (empty until accepted). */

@@ -135,13 +135,13 @@ function remoteTarget(): Target {
  * known-hosts file of its own, the agent deployed by `connectSsh`. Sessions get this file's `TMPDIR`.
  */
 function sshTarget(): Target {
-  let server: Promise<{ sshd: Sshd; connection: SshConnection }> | undefined;
+  let server: Promise<{ sshd: Sshd; connection: SshConnection; home: string }> | undefined;
   const start = async () => {
-    await isolateHome();
+    const home = await isolateHome();
     const sshd = await startSshd({ env: { TMPDIR: sandboxTmp } });
     const scanned = getOrThrow(await scanHostKey(sshd.target, sshd.options));
     getOrThrow(await acceptHostKey(sshd.target, scanned.fingerprint, sshd.options));
-    return { sshd, connection: getOrThrow(sshConnection(sshd.target, sshd.options)) };
+    return { sshd, home, connection: getOrThrow(sshConnection(sshd.target, sshd.options)) };
   };
   return {
     name: "RemoteExecutionEnv over SSH",
@@ -156,10 +156,11 @@ function sshTarget(): Target {
     },
     close: async () => {
       if (server === undefined) return;
-      const { sshd, connection } = await server;
+      const { sshd, connection, home } = await server;
       server = undefined;
       await connection.close();
       await sshd.stop();
+      rmSync(home, { recursive: true, force: true });
     },
   };
 }
