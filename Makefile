@@ -20,7 +20,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 build: setup agent sdk
 
 agent:
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
+	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
 
 sdk: setup
 	npm run build -w @outpost/sdk
@@ -59,10 +59,11 @@ fuzz:
 dist: setup
 	VERSION=$(VERSION) LDFLAGS="$(LDFLAGS)" tools/dist.sh
 
-## bench: per-operation latency and throughput, Outpost vs the in-process reference
+## bench: per-operation latency and throughput, Outpost vs the in-process reference; then over a loopback sshd
 bench: build
 	node --import tsx tools/bench.ts
 	node --import tsx tools/bench-list-files.ts
+	node --import tsx tools/bench-ssh.ts
 
 ## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
 bench-large: build

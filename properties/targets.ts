@@ -13,9 +13,21 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
+import {
+  acceptHostKey,
+  Connection,
+  type ExecutionEnv,
+  getOrThrow,
+  LocalExecutionEnv,
+  packagedAgent,
+  RemoteExecutionEnv,
+  type SshConnection,
+  scanHostKey,
+  sshConnection,
+} from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, beforeAll, expect } from "vitest";
+import { isolateHome, type Sshd, startSshd } from "../sdk/test/fixtures/sshd.js";
 import { markedArgv, markerEnv, newProcessMarker, waitForNoLeftovers } from "../spec/test/processes.js";
 import { Normalizer, type Spellings } from "./normalize.js";
 
@@ -32,6 +44,8 @@ export interface Target {
   at(root: string): ExecutionEnv;
   /** Stops the agent, if any. */
   close(): Promise<void>;
+  /** Starts what the target needs once the file's sandbox exists (e.g. its SSH server), before any `at`. */
+  prepare?(sandbox: Sandbox): Promise<void>;
 }
 
 /** The per-file sandbox: where roots and temp files go. */
@@ -157,9 +171,45 @@ export function remoteTarget(): Target {
   );
 }
 
+/**
+ * `RemoteExecutionEnv` over SSH: a throwaway sshd on 127.0.0.1 whose sessions carry the sandbox's `TMPDIR` and the
+ * file's marker, its host key accepted into its own known-hosts file, the agent deployed by the first start.
+ */
+export function sshTarget(): Target {
+  let sshd: Sshd | undefined;
+  let connection: SshConnection | undefined;
+  let home: string | undefined;
+  return {
+    ...reusedEnv(
+      "RemoteExecutionEnv over SSH",
+      (root) => {
+        if (sshd === undefined) throw new Error("the SSH target was not prepared");
+        connection = getOrThrow(sshConnection(sshd.target, sshd.options));
+        return new RemoteExecutionEnv({
+          connection,
+          id: "outpost:properties-ssh",
+          cwd: root,
+          shellEnv: markedShellEnv,
+        });
+      },
+      async () => {
+        await connection?.close();
+        await sshd?.stop();
+        if (home !== undefined) rmSync(home, { recursive: true, force: true });
+      },
+    ),
+    async prepare(sandbox) {
+      home = await isolateHome();
+      sshd = await startSshd({ env: { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value } });
+      const scanned = getOrThrow(await scanHostKey(sshd.target, sshd.options));
+      getOrThrow(await acceptHostKey(sshd.target, scanned.fingerprint, sshd.options));
+    },
+  };
+}
+
 /** The Outpost envs compared with the reference. */
 export function outpostTargets(): Target[] {
-  return [localTarget(), remoteTarget()];
+  return [localTarget(), remoteTarget(), sshTarget()];
 }
 
 /** What a property file compares: the reference, the Outpost envs, and the file's sandbox. */
@@ -180,8 +230,9 @@ export interface PropertyFixture {
 export function propertyFixture(targets: readonly Target[] = outpostTargets()): PropertyFixture {
   const reference = referenceTarget();
   let sandbox: Sandbox | undefined;
-  beforeAll(() => {
+  beforeAll(async () => {
     sandbox = createSandbox();
+    for (const target of targets) await target.prepare?.(sandbox);
   });
   afterAll(async () => {
     try {

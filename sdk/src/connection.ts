@@ -2,9 +2,9 @@
  * The client end of the agent's protocol: starts the agent lazily from a command, synchronizes on its marker line,
  * multiplexes requests over frames, keeps the link alive with pings, and restarts the agent after a loss.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import {
   CorruptFrameError,
@@ -18,13 +18,36 @@ import {
 import { TextTail, withStderrTail } from "./stderr-tail.js";
 import { isWireObject } from "./wire.js";
 
+/**
+ * A started agent as `Connection` drives it: a child process, or anything shaped like one (an agent at the end of
+ * an SSH channel). `exit` and `close` carry `(code, signal)`; `close` comes once the stdio have ended.
+ */
+export interface AgentProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  kill(signal?: NodeJS.Signals): boolean;
+  ref(): void;
+  unref(): void;
+  on(event: "exit" | "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  on(event: "error", listener: (error: Error) => void): this;
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+}
+
 /** How to start the agent and where its diagnostics go. */
 export interface ConnectionOptions {
   /**
    * The agent's argv, or an async function computing it at every start (its failure fails only that start).
-   * `serve --token <hex>` is appended.
+   * `serve --token <hex>` is appended. Ignored when `launch` is given.
    */
-  command: readonly string[] | (() => Promise<readonly string[]>);
+  command?: readonly string[] | (() => Promise<readonly string[]>);
+  /**
+   * Starts the agent some other way than spawning `command` (e.g. over SSH), with `args` (`serve --token <hex>`)
+   * as its arguments, at every start; its failure fails only that start, as `spawn_error`.
+   */
+  launch?: (args: readonly string[]) => Promise<AgentProcess>;
   /** Receives the agent's stderr as it arrives and any non-blank output printed before its marker line. */
   onLog?: (text: string) => void;
   /** @internal Ping interval (default 5 s); tests shorten it. */
@@ -321,7 +344,7 @@ function refable(value: unknown): Refable | undefined {
 /** One start of the agent process. */
 class Session {
   readonly id: number;
-  readonly child: ChildProcessWithoutNullStreams;
+  readonly child: AgentProcess;
   readonly marker: Buffer;
   readonly writer: FrameWriter;
   readonly pending = new Map<number, Pending>();
@@ -340,7 +363,7 @@ class Session {
   timers: NodeJS.Timeout[] = [];
   #referenced = true;
 
-  constructor(id: number, child: ChildProcessWithoutNullStreams, token: string) {
+  constructor(id: number, child: AgentProcess, token: string) {
     this.id = id;
     this.child = child;
     this.marker = Buffer.from(`PI-ENV ${token}\n`, "utf8");
@@ -417,6 +440,7 @@ function toRemoteInfo(json: Record<string, unknown>): RemoteInfo {
  */
 export class Connection {
   readonly #command: ConnectionOptions["command"];
+  readonly #launch: ConnectionOptions["launch"];
   readonly #onLog: ((text: string) => void) | undefined;
   readonly #pingIntervalMs: number;
   readonly #silenceLimitMs: number;
@@ -431,6 +455,7 @@ export class Connection {
   /** Creates the connection; nothing is started until the first request. */
   constructor(options: ConnectionOptions) {
     this.#command = options.command;
+    this.#launch = options.launch;
     this.#onLog = options.onLog;
     this.#pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
     this.#silenceLimitMs = options.silenceLimitMs ?? SILENCE_LIMIT_MS;
@@ -510,14 +535,11 @@ export class Connection {
   }
 
   async #start(): Promise<Session> {
-    const argv = await this.#resolveCommand();
-    if (this.#closed) throw closedError();
     const token = randomBytes(16).toString("hex");
-    let child: ChildProcessWithoutNullStreams;
-    try {
-      child = spawn(argv[0], [...argv.slice(1), "serve", "--token", token], { stdio: "pipe", windowsHide: true });
-    } catch (thrown) {
-      throw lostError(messageOf(thrown), "spawn_error");
+    const child = await this.#startAgent(["serve", "--token", token]);
+    if (this.#closed) {
+      child.kill();
+      throw closedError();
     }
     const session = new Session(++this.#sessionCount, child, token);
     this.#current = session;
@@ -547,10 +569,28 @@ export class Connection {
     }
   }
 
+  async #startAgent(args: readonly string[]): Promise<AgentProcess> {
+    if (this.#launch !== undefined) {
+      try {
+        return await this.#launch(args);
+      } catch (thrown) {
+        if (this.#closed) throw closedError();
+        throw lostError(messageOf(thrown), "spawn_error");
+      }
+    }
+    const argv = await this.#resolveCommand();
+    if (this.#closed) throw closedError();
+    try {
+      return spawn(argv[0], [...argv.slice(1), ...args], { stdio: "pipe", windowsHide: true });
+    } catch (thrown) {
+      throw lostError(messageOf(thrown), "spawn_error");
+    }
+  }
+
   async #resolveCommand(): Promise<readonly string[]> {
     let argv: readonly string[];
     try {
-      argv = typeof this.#command === "function" ? await this.#command() : this.#command;
+      argv = typeof this.#command === "function" ? await this.#command() : (this.#command ?? []);
     } catch (thrown) {
       throw lostError(messageOf(thrown), "spawn_error");
     }
@@ -777,7 +817,9 @@ export class Connection {
 
 function waitForExit(session: Session): Promise<void> {
   const { child } = session;
-  if (session.exited || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+  // A child process that never got a pid failed to spawn and will never exit.
+  const neverStarted = child instanceof ChildProcess && child.pid === undefined;
+  if (session.exited || neverStarted || child.exitCode !== null || child.signalCode !== null) {
     return Promise.resolve();
   }
   return new Promise((resolve) => {

@@ -11,10 +11,22 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Connection, type ExecutionEnv, LocalExecutionEnv, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
+import {
+  acceptHostKey,
+  Connection,
+  type ExecutionEnv,
+  getOrThrow,
+  LocalExecutionEnv,
+  packagedAgent,
+  RemoteExecutionEnv,
+  type SshConnection,
+  scanHostKey,
+  sshConnection,
+} from "@outpost/sdk";
 import { type EnvSettings, registerConformance } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, describe, expect, it } from "vitest";
+import { isolateHome, type Sshd, startSshd } from "../../sdk/test/fixtures/sshd.js";
 import {
   type LeftoverQuery,
   newProcessMarker,
@@ -128,8 +140,44 @@ function remoteTarget(): Target {
   };
 }
 
-/** The three targets: the reference, the local agent, and an agent over a pipe. */
-export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget()];
+/**
+ * An agent over SSH: a throwaway sshd on 127.0.0.1 (started at the first case), its host key accepted into a
+ * known-hosts file of its own, the agent deployed by `connectSsh`. Sessions get this file's `TMPDIR`.
+ */
+function sshTarget(): Target {
+  let server: Promise<{ sshd: Sshd; connection: SshConnection; home: string }> | undefined;
+  const start = async () => {
+    const home = await isolateHome();
+    const sshd = await startSshd({ env: { TMPDIR: sandboxTmp } });
+    const scanned = getOrThrow(await scanHostKey(sshd.target, sshd.options));
+    getOrThrow(await acceptHostKey(sshd.target, scanned.fingerprint, sshd.options));
+    return { sshd, home, connection: getOrThrow(sshConnection(sshd.target, sshd.options)) };
+  };
+  return {
+    name: "RemoteExecutionEnv over SSH",
+    listFiles: true,
+    withEnv: async (use, settings) => {
+      server ??= start();
+      const { connection } = await server;
+      await inCaseDir(
+        (cwd) => new RemoteExecutionEnv({ connection, id: "outpost:ssh-test", ...caseOptions(cwd, settings) }),
+        use,
+        async () => {},
+      );
+    },
+    close: async () => {
+      if (server === undefined) return;
+      const { sshd, connection, home } = await server;
+      server = undefined;
+      await connection.close();
+      await sshd.stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The targets: the reference, the local agent, an agent over a pipe and one over SSH. */
+export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget(), sshTarget()];
 
 /** A target by name prefix. */
 export function target(name: string): Target {

@@ -1,0 +1,373 @@
+/**
+ * The SSH entry points: `connectSsh` (an env, connected now), `sshConnection` (a lazy `Connection`), the host-key
+ * helpers `scanHostKey` / `acceptHostKey` / `forgetHostKey`, and `detectPlatform` / `deployAgent` for ops tools.
+ * Every start of the agent opens a fresh SSH connection, checks the host key, verifies (or deploys) the agent by its
+ * SHA-256 and only then runs it.
+ */
+import type { ClientChannel } from "ssh2";
+import { type AgentProcess, Connection } from "../connection.js";
+import { RemoteExecutionEnv } from "../remote-env.js";
+import { err, ok, type Result } from "../result.js";
+import { SshAgentProcess } from "./agent-process.js";
+import { type OpenRoute, openRoute } from "./client.js";
+import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
+import { asSshError, SshError } from "./errors.js";
+import { addHostKey, checkHostKey, fingerprintOf, keyTypeOf, readTrust, removeHost } from "./known-hosts.js";
+import { opensshAccess, opensshArguments, spawnOverOpenssh } from "./openssh.js";
+import { detectPlatformOn, type RemotePlatform } from "./platform.js";
+import { ssh2Access } from "./remote-access.js";
+import { shellQuote } from "./remote-command.js";
+import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
+
+/** Options of {@link sshConnection} and {@link connectSsh}. */
+export interface SshConnectOptions extends SshTargetOptions, DeployOptions {
+  /**
+   * `ssh2` (default): SSH spoken in process. `openssh`: the system `ssh` client runs every remote step and the
+   * agent's session (for hardware keys, ControlMaster, ProxyCommand); it authenticates on its own (`BatchMode`, so
+   * `passphrase` and `password` are not used) and checks host keys against the same files.
+   */
+  transport?: "ssh2" | "openssh";
+  /** The OpenSSH client program for `transport: "openssh"` (default `ssh` on the PATH). */
+  sshProgram?: string;
+  /** Receives the agent's stderr and whatever the remote shell printed before the agent's sync line. */
+  onLog?: (text: string) => void;
+}
+
+/** Options of {@link connectSsh}'s env. */
+export interface SshEnvOptions extends SshConnectOptions {
+  /** The env's working directory (default: the remote home). */
+  cwd?: string;
+  /** The env's file namespace id (default `outpost:ssh:<target>`). */
+  id?: string;
+  /** A custom shell for string commands, as in `NodeExecutionEnv`. */
+  shellPath?: string;
+  /** Variables layered over the agent's environment for every command. */
+  shellEnv?: Record<string, string | undefined>;
+}
+
+/**
+ * The variables sshd sets that mark a session as "started by SSH". They are removed from the agent's environment,
+ * so its commands run as they would under a `NodeExecutionEnv` on that machine (Debian's bash reads `~/.bashrc` in
+ * every `bash -c` while `SSH_CLIENT` is set): spec/semantics.md rule SSH1.
+ */
+export const SSH_SESSION_VARIABLES = ["SSH_CLIENT", "SSH_CONNECTION", "SSH2_CLIENT", "SSH_TTY"] as const;
+
+/** The command line that starts the verified agent through the account's shell. */
+export function launchCommand(agentPath: string, args: readonly string[]): string {
+  const unset = SSH_SESSION_VARIABLES.map((name) => `-u ${name}`).join(" ");
+  return `exec env ${unset} ${[agentPath, ...args].map(shellQuote).join(" ")}`;
+}
+
+function execChannel(route: OpenRoute, command: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    route.client.exec(command, (error, channel) => {
+      if (error) reject(new SshError("remote", `Cannot start the agent over SSH: ${error.message}`, error));
+      else resolve(channel);
+    });
+  });
+}
+
+async function withRoute<T>(target: string, options: SshTargetOptions, use: (route: OpenRoute) => Promise<T>) {
+  try {
+    const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
+    try {
+      return ok(await use(route));
+    } finally {
+      route.close();
+    }
+  } catch (error) {
+    return err(asSshError(error, "remote", `SSH to ${target} failed`));
+  }
+}
+
+/** What a connection learns across starts. */
+interface StartState {
+  platform?: RemotePlatform;
+  lastError?: SshError;
+  deployed?: DeployedAgent;
+}
+
+async function launchOverSsh2(
+  target: string,
+  options: SshConnectOptions,
+  state: StartState,
+  args: readonly string[],
+): Promise<AgentProcess> {
+  const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
+  try {
+    const remote = ssh2Access(route.client);
+    state.platform ??= await detectPlatformOn(remote);
+    state.deployed = await deployOn(remote, state.platform, options);
+    const channel = await execChannel(route, launchCommand(state.deployed.path, args));
+    return new SshAgentProcess(route, channel);
+  } catch (error) {
+    route.close();
+    throw error;
+  }
+}
+
+/**
+ * The host key is checked the same way first (a scan over ssh2, judged against the same trust files), so the
+ * failure is the same typed error; OpenSSH then checks it again itself (`StrictHostKeyChecking=yes` on those files).
+ * A target ssh2 cannot reach to scan (e.g. behind a ProxyCommand) is left to OpenSSH's check alone.
+ */
+async function launchOverOpenssh(
+  target: string,
+  options: SshConnectOptions,
+  state: StartState,
+  args: readonly string[],
+): Promise<AgentProcess> {
+  const route = await resolveRoute(target, options);
+  const last = route.hops[route.hops.length - 1];
+  const key = await scanRoute(route, options).catch((error: unknown) => {
+    if (error instanceof SshError && (error.code === "connect" || error.code === "auth")) return undefined;
+    throw error;
+  });
+  if (key !== undefined) {
+    const verdict = checkHostKey(await readTrust(route.trustFiles, last.knownHostsName), key);
+    if (verdict !== undefined) throw verdict;
+  }
+  const program = options.sshProgram ?? "ssh";
+  const sshArgs = opensshArguments(target, options, route);
+  const remote = opensshAccess(program, sshArgs, last.knownHostsName);
+  state.platform ??= await detectPlatformOn(remote);
+  state.deployed = await deployOn(remote, state.platform, options);
+  return spawnOverOpenssh(program, sshArgs, launchCommand(state.deployed.path, args));
+}
+
+/** A `Connection` whose agent runs on an SSH target; see {@link sshConnection}. */
+export class SshConnection extends Connection {
+  readonly #state: StartState;
+
+  /** @internal Use {@link sshConnection}, which validates the options first. */
+  constructor(target: string, options: SshConnectOptions) {
+    const state: StartState = {};
+    super({
+      onLog: options.onLog,
+      launch: async (args) => {
+        try {
+          const agent = await (options.transport === "openssh"
+            ? launchOverOpenssh(target, options, state, args)
+            : launchOverSsh2(target, options, state, args));
+          state.lastError = undefined;
+          return agent;
+        } catch (error) {
+          state.lastError = asSshError(error, "remote", `SSH to ${target} failed`);
+          throw state.lastError;
+        }
+      },
+    });
+    this.#state = state;
+  }
+
+  /** The remote system, once the first start has detected it. */
+  platform(): RemotePlatform | undefined {
+    return this.#state.platform;
+  }
+
+  /** The agent the latest start verified and ran. */
+  deployed(): DeployedAgent | undefined {
+    return this.#state.deployed;
+  }
+
+  /** Why the latest start failed, if it did (the typed error behind the request's `spawn_error`). */
+  lastStartError(): SshError | undefined {
+    return this.#state.lastError;
+  }
+}
+
+/**
+ * A lazy `Connection` to an agent on `target` (`user@host:port` or an ssh config alias): nothing touches the
+ * network until the first request. Every start connects, checks the host key strictly, verifies or deploys the
+ * agent by SHA-256 and runs it; a failed start fails the waiting requests and the next request tries again.
+ */
+export function sshConnection(target: string, options: SshConnectOptions = {}): Result<SshConnection, SshError> {
+  try {
+    // The options and the target's syntax are checked now; the config file is read at each start.
+    validateShapes(target, options);
+    return ok(new SshConnection(target, options));
+  } catch (error) {
+    return err(asSshError(error, "invalid", "Invalid SSH options"));
+  }
+}
+
+function validateShapes(target: string, options: SshConnectOptions): void {
+  parseTarget(target);
+  validateTargetOptions(options);
+  if (options.agentBinary !== undefined && (typeof options.agentBinary !== "string" || options.agentBinary === "")) {
+    throw new SshError("invalid", "Invalid agentBinary: expected a path");
+  }
+  if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
+    throw new SshError("invalid", "Invalid onProgress: expected a function");
+  }
+  if (options.transport !== undefined && options.transport !== "ssh2" && options.transport !== "openssh") {
+    throw new SshError("invalid", `Invalid transport: ${JSON.stringify(options.transport)} (ssh2 or openssh)`);
+  }
+  if (options.sshProgram !== undefined && (typeof options.sshProgram !== "string" || options.sshProgram === "")) {
+    throw new SshError("invalid", "Invalid sshProgram: expected a program name or path");
+  }
+  if (options.onLog !== undefined && typeof options.onLog !== "function") {
+    throw new SshError("invalid", "Invalid onLog: expected a function");
+  }
+}
+
+/** An env on an SSH target; `close()` stops its agent and ends the SSH connection. */
+export class SshExecutionEnv extends RemoteExecutionEnv {
+  /** The connection to the agent. */
+  readonly connection: SshConnection;
+  /** The remote system. */
+  readonly platform: RemotePlatform;
+
+  /** @internal Use {@link connectSsh}. */
+  constructor(connection: SshConnection, platform: RemotePlatform, id: string, options: SshEnvOptions) {
+    super({
+      connection,
+      id,
+      cwd: options.cwd ?? platform.home,
+      shellPath: options.shellPath,
+      shellEnv: options.shellEnv,
+    });
+    this.connection = connection;
+    this.platform = platform;
+  }
+
+  /** Stops the agent (killing any command it runs) and ends the SSH connection. */
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}
+
+/**
+ * Connects now: host key, platform, agent verified or deployed, agent started. Fails with
+ * `HostKeyUnknownError`, `HostKeyChangedError` or another {@link SshError}; after a lost connection the env
+ * reconnects on its next call, re-verifying the host key and the agent.
+ */
+export async function connectSsh(
+  target: string,
+  options: SshEnvOptions = {},
+): Promise<Result<SshExecutionEnv, SshError>> {
+  const made = sshConnection(target, options);
+  if (!made.ok) return made;
+  const connection = made.value;
+  try {
+    await connection.info();
+  } catch (error) {
+    await connection.close();
+    return err(
+      connection.lastStartError() ?? asSshError(error, "remote", `Cannot start the Outpost agent on ${target}`),
+    );
+  }
+  const platform = connection.platform()!;
+  return ok(new SshExecutionEnv(connection, platform, options.id ?? `outpost:ssh:${target}`, options));
+}
+
+/** A host key as the server presented it. */
+export interface ScannedHostKey {
+  /** The name it is stored under: `host`, or `[host]:port`. */
+  host: string;
+  keyType: string;
+  /** OpenSSH's `SHA256:<base64>` fingerprint: compare it with the server's out of band. */
+  fingerprint: string;
+  /** The public key blob, base64. */
+  key: string;
+}
+
+async function scanRoute(route: Route, options: SshTargetOptions): Promise<Buffer> {
+  let captured: Buffer | undefined;
+  try {
+    const open = await openRoute(route, options, { kind: "capture", onKey: (key) => (captured = key) });
+    open.close();
+  } catch (error) {
+    if (captured === undefined) throw error;
+  }
+  if (captured === undefined) throw new SshError("connect", "The server sent no host key");
+  return captured;
+}
+
+/** Asks the server for its host key (through the route's jump hosts, whose keys must be trusted) without trusting it. */
+export async function scanHostKey(
+  target: string,
+  options: SshTargetOptions = {},
+): Promise<Result<ScannedHostKey, SshError>> {
+  try {
+    const route = await resolveRoute(target, options);
+    const key = await scanRoute(route, options);
+    const host = route.hops[route.hops.length - 1].knownHostsName;
+    return ok({ host, keyType: keyTypeOf(key), fingerprint: fingerprintOf(key), key: key.toString("base64") });
+  } catch (error) {
+    return err(asSshError(error, "connect", `Cannot scan the host key of ${target}`));
+  }
+}
+
+/** The outcome of {@link acceptHostKey}. */
+export interface AcceptedHostKey {
+  host: string;
+  fingerprint: string;
+  /** `false` when the key was trusted already. */
+  added: boolean;
+}
+
+/**
+ * Trusts the target's host key if, and only if, the key the server presents now has `fingerprint`; writes it to
+ * Outpost's known-hosts file. A different trusted key for the same type is never replaced ({@link HostKeyChangedError}:
+ * `forgetHostKey` first). Safe to run from several processes at once.
+ */
+export async function acceptHostKey(
+  target: string,
+  fingerprint: string,
+  options: SshTargetOptions = {},
+): Promise<Result<AcceptedHostKey, SshError>> {
+  if (typeof fingerprint !== "string" || !/^SHA256:[A-Za-z0-9+/]{43}$/.test(fingerprint)) {
+    return err(
+      new SshError("invalid", `Invalid fingerprint: ${JSON.stringify(fingerprint)} (expected SHA256:<43 base64>)`),
+    );
+  }
+  try {
+    const route = await resolveRoute(target, options);
+    const key = await scanRoute(route, options);
+    const host = route.hops[route.hops.length - 1].knownHostsName;
+    const presented = fingerprintOf(key);
+    if (presented !== fingerprint) {
+      return err(
+        new SshError("fingerprint_mismatch", `${host} presents ${presented}, not ${fingerprint}; nothing was trusted`),
+      );
+    }
+    const verdict = checkHostKey(await readTrust(route.trustFiles, host), key);
+    if (verdict === undefined) return ok({ host, fingerprint, added: false });
+    if (verdict.code !== "host_key_unknown") return err(verdict);
+    await addHostKey(route.knownHostsFile, host, key);
+    return ok({ host, fingerprint, added: true });
+  } catch (error) {
+    return err(asSshError(error, "connect", `Cannot accept the host key of ${target}`));
+  }
+}
+
+/** Removes every key of the target from Outpost's known-hosts file (the other trusted files are never written). */
+export async function forgetHostKey(target: string, options: SshTargetOptions = {}): Promise<Result<void, SshError>> {
+  try {
+    const route = await resolveRoute(target, options);
+    await removeHost(route.knownHostsFile, route.hops[route.hops.length - 1].knownHostsName);
+    return ok(undefined);
+  } catch (error) {
+    return err(asSshError(error, "known_hosts", `Cannot forget the host key of ${target}`));
+  }
+}
+
+/** Identifies the target's system (see {@link RemotePlatform}). */
+export function detectPlatform(
+  target: string,
+  options: SshTargetOptions = {},
+): Promise<Result<RemotePlatform, SshError>> {
+  return withRoute(target, options, (route) => detectPlatformOn(ssh2Access(route.client)));
+}
+
+/** Verifies, or uploads and verifies, the agent on the target; returns its remote path. */
+export function deployAgent(
+  target: string,
+  options: SshTargetOptions & DeployOptions = {},
+): Promise<Result<DeployedAgent, SshError>> {
+  return withRoute(target, options, async (route) => {
+    const remote = ssh2Access(route.client);
+    return deployOn(remote, await detectPlatformOn(remote), options);
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * `deployAgent`: the agent for the remote's platform, uploaded over SFTP to `~/.outpost/bin/outpost-<sha256>`
+ * (a temporary name, verified, then renamed into place; mode 0755 in a 0700 directory), and verified by its SHA-256
+ * on the remote before every start. No path passes through a remote shell unquoted.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { packagedAgent, readManifest } from "../agent-binary.js";
+import { SshError } from "./errors.js";
+import type { RemotePlatform } from "./platform.js";
+import type { RemoteAccess } from "./remote-access.js";
+import { afterMarker, shellQuote } from "./remote-command.js";
+
+/** The local agent binary to deploy and its SHA-256. */
+export interface LocalAgent {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/** Options of deployment. */
+export interface DeployOptions {
+  /** The agent binary to deploy (default: the SDK's packaged agent for the remote's platform). */
+  agentBinary?: string;
+  /** Receives upload progress: bytes sent so far and the total. */
+  onProgress?: (sent: number, total: number) => void;
+}
+
+/** Where the agent was put and whether this call uploaded it. */
+export interface DeployedAgent {
+  /** The remote path of the verified binary. */
+  path: string;
+  sha256: string;
+  /** `false` when a verified binary was already there. */
+  uploaded: boolean;
+}
+
+async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
+  const bytes = await readFile(path);
+  return { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length };
+}
+
+/**
+ * The agent for `platform`: `agentBinary` if given; else the SDK's packaged binary (`make dist` for every platform,
+ * `make build` for this machine's). Its hash is computed from the bytes themselves; where `bin/manifest.json` lists
+ * the platform, the two must agree, so a binary rebuilt or changed after `make dist` is never deployed by mistake.
+ */
+export async function localAgent(platform: RemotePlatform, options: DeployOptions = {}): Promise<LocalAgent> {
+  const target = `${platform.platform}-${platform.arch}`;
+  let path: string;
+  try {
+    path = options.agentBinary ?? packagedAgent(platform.platform, platform.arch);
+  } catch (error) {
+    throw new SshError("deploy", `No Outpost agent for ${target}: run \`make dist\``, error);
+  }
+  const { sha256, size } = await hashOf(path).catch((error: Error) => {
+    throw new SshError("deploy", `Cannot read the agent ${path}: ${error.message}`, error);
+  });
+  const listed = options.agentBinary === undefined ? readManifest()?.agents[target] : undefined;
+  if (listed !== undefined && listed.sha256 !== sha256) {
+    throw new SshError(
+      "deploy",
+      `The agent ${path} (sha256 ${sha256}) does not match bin/manifest.json (${listed.sha256}); run \`make dist\``,
+    );
+  }
+  return { path, sha256, size };
+}
+
+const HASH_MARKER = "OUTPOST-HASH";
+const HASH_SCRIPT = [
+  `f=$1; echo ${HASH_MARKER}`,
+  'if [ ! -f "$f" ]; then echo missing',
+  'elif command -v sha256sum >/dev/null 2>&1; then sha256sum < "$f"',
+  'elif command -v shasum >/dev/null 2>&1; then shasum -a 256 < "$f"',
+  'elif command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 < "$f"',
+  "else echo nohash; fi",
+].join("; ");
+
+/** The SHA-256 of a remote file, `"missing"` if there is no such regular file. */
+export async function remoteHash(remote: RemoteAccess, path: string): Promise<string> {
+  // The path is an argument of `sh -c`, quoted for the account's shell; the script itself only says "$1".
+  const output = await remote.run(`sh -c ${shellQuote(HASH_SCRIPT)} outpost-hash ${shellQuote(path)}`);
+  const line = (afterMarker(output.stdout, HASH_MARKER) ?? []).find((text) => text.trim() !== "")?.trim();
+  if (line === "missing") return "missing";
+  if (line === "nohash") {
+    throw new SshError("deploy", "The remote has no sha256sum, shasum or openssl to verify the Outpost agent with");
+  }
+  const hex = line === undefined ? undefined : /\b([0-9a-f]{64})\b/i.exec(line)?.[1];
+  if (hex === undefined) {
+    throw new SshError(
+      "deploy",
+      `Cannot hash ${path} on the remote: ${JSON.stringify((output.stdout + output.stderr).trim().slice(-300))}`,
+    );
+  }
+  return hex.toLowerCase();
+}
+
+/** The remote directory and file name the agent with `sha256` lives under. */
+export function remoteAgentPath(platform: RemotePlatform, sha256: string): string {
+  const home = platform.home.replace(/\/+$/, "");
+  return `${home}/.outpost/bin/outpost-${sha256}`;
+}
+
+async function upload(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
+  const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
+  // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
+  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await remote.put(agent.path, agent.size, dir, temp, options.onProgress);
+    const uploaded = await remoteHash(remote, temp);
+    if (uploaded !== agent.sha256) {
+      throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
+    }
+    await remote.rename(temp, finalPath);
+  } catch (error) {
+    await remote.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Makes sure the verified agent is on the remote and returns its path: a present binary whose SHA-256 verifies is
+ * used as it is; a missing, truncated or tampered one is (re)uploaded and verified again. Never returns a path whose
+ * hash did not just verify.
+ */
+export async function deployOn(
+  remote: RemoteAccess,
+  platform: RemotePlatform,
+  options: DeployOptions = {},
+): Promise<DeployedAgent> {
+  if (platform.platform === "windows") {
+    throw new SshError("platform", "Deploying the Outpost agent to Windows over SSH is not supported yet");
+  }
+  const agent = await localAgent(platform, options);
+  const path = remoteAgentPath(platform, agent.sha256);
+  if ((await remoteHash(remote, path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
+  await upload(remote, agent, path, options);
+  const verified = await remoteHash(remote, path);
+  if (verified !== agent.sha256) {
+    throw new SshError("deploy", `The agent at ${path} does not verify after upload (sha256 ${verified})`);
+  }
+  return { path, sha256: agent.sha256, uploaded: true };
+}

@@ -1,0 +1,75 @@
+/**
+ * `detectPlatform`: which of the `make dist` targets the remote needs, found by a probe that survives login-shell
+ * noise (whatever the account's shell startup files print comes before the probe's marker line and is skipped).
+ */
+import { SshError } from "./errors.js";
+import type { RemoteAccess } from "./remote-access.js";
+import { afterMarker, shellQuote } from "./remote-command.js";
+
+/** The remote system as far as deployment cares. */
+export interface RemotePlatform {
+  /** `linux`, `darwin`, `windows` or `android`: the SDK's platform names. */
+  platform: "linux" | "darwin" | "windows" | "android";
+  /** `x64` or `arm64`. */
+  arch: "x64" | "arm64";
+  /** The account's home directory on the remote (`$HOME`, or PowerShell's `$HOME`). */
+  home: string;
+}
+
+const MARKER = "OUTPOST-PROBE";
+const POSIX_PROBE = `echo ${MARKER}; uname -s; uname -m; uname -o 2>/dev/null || echo -; printf '%s\\n' "$HOME"`;
+const WINDOWS_PROBE = [
+  `Write-Output '${MARKER}'`,
+  "Write-Output 'Windows'",
+  "Write-Output ([System.Runtime.InteropServices.RuntimeInformation]::OSArchitecture.ToString())",
+  "Write-Output '-'",
+  "Write-Output $HOME",
+].join("; ");
+
+function mapArch(raw: string): RemotePlatform["arch"] {
+  const arch = raw.trim().toLowerCase();
+  if (arch === "x86_64" || arch === "amd64" || arch === "x64") return "x64";
+  if (arch === "aarch64" || arch === "arm64") return "arm64";
+  throw new SshError("platform", `Unsupported remote architecture: ${JSON.stringify(raw.trim())}`);
+}
+
+interface Probe {
+  system: string;
+  machine: string;
+  os: string;
+  home: string;
+}
+
+function parseProbe(stdout: string): Probe | undefined {
+  const lines = afterMarker(stdout, MARKER);
+  if (lines === undefined || lines.length < 4) return undefined;
+  const [system, machine, os, home] = lines.map((line) => line.trim());
+  if (system === "" || machine === "" || home === "") return undefined;
+  return { system, machine, os, home };
+}
+
+async function windowsProbe(remote: RemoteAccess): Promise<Probe | undefined> {
+  const encoded = Buffer.from(WINDOWS_PROBE, "utf16le").toString("base64");
+  const output = await remote.run(`powershell -NoProfile -NonInteractive -EncodedCommand ${encoded}`);
+  return parseProbe(output.stdout);
+}
+
+/** Identifies the remote system; fails with a `platform` {@link SshError} for a garbled probe or an unsupported one. */
+export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlatform> {
+  const posix = await remote.run(`sh -c ${shellQuote(POSIX_PROBE)}`);
+  let probe = parseProbe(posix.stdout);
+  // Git Bash or Cygwin as the account's shell: Windows' own facts come from PowerShell.
+  if (probe === undefined || /^(MINGW|MSYS|CYGWIN)/i.test(probe.system)) {
+    probe = (await windowsProbe(remote).catch(() => undefined)) ?? probe;
+  }
+  if (probe === undefined) {
+    const shown = `${posix.stdout}${posix.stderr}`.trim().slice(-400);
+    throw new SshError("platform", `Cannot identify the remote system: the probe printed ${JSON.stringify(shown)}`);
+  }
+  const arch = mapArch(probe.machine);
+  if (probe.system === "Windows") return { platform: "windows", arch, home: probe.home };
+  if (probe.system === "Darwin") return { platform: "darwin", arch, home: probe.home };
+  if (probe.system === "Linux")
+    return { platform: probe.os === "Android" ? "android" : "linux", arch, home: probe.home };
+  throw new SshError("platform", `Unsupported remote system: ${JSON.stringify(probe.system)}`);
+}

@@ -1,0 +1,104 @@
+/**
+ * What the bootstrap needs from a transport — run a short command through the account's shell, put a file, rename
+ * and remove one — and its `ssh2` implementation (exec channels and SFTP on one connection).
+ */
+import type { Client, SFTPWrapper } from "ssh2";
+import { SshError } from "./errors.js";
+import { type RemoteOutput, runRemote, whileConnected } from "./remote-command.js";
+
+/** The remote operations of detection and deployment, the same for every transport. */
+export interface RemoteAccess {
+  /** Runs `command` through the account's shell (as `ssh host command` does). */
+  run(command: string): Promise<RemoteOutput>;
+  /**
+   * Creates `dir` and its parent if missing (mode 0700), restricts `dir` to 0700, and writes the local file to
+   * `temp` inside it with mode 0755, reporting bytes sent.
+   */
+  put(
+    localPath: string,
+    size: number,
+    dir: string,
+    temp: string,
+    onProgress?: (sent: number, total: number) => void,
+  ): Promise<void>;
+  /** Renames `from` over `to` in one step (a reader sees the old file or the new one). */
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file, ignoring a missing one. */
+  remove(path: string): Promise<void>;
+}
+
+function openSftp(client: Client): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) => {
+    client.sftp((error, sftp) => {
+      if (error) reject(new SshError("deploy", `Cannot start SFTP: ${error.message}`, error));
+      else resolve(sftp);
+    });
+  });
+}
+
+function sftpCall(what: string, call: (done: (error?: Error | null) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    call((error) => {
+      if (error) reject(new SshError("deploy", `${what}: ${error.message}`, error));
+      else resolve();
+    });
+  });
+}
+
+async function ensureDirectory(sftp: SFTPWrapper, path: string): Promise<void> {
+  try {
+    await sftpCall(`Cannot create ${path}`, (done) => sftp.mkdir(path, { mode: 0o700 }, done));
+  } catch (error) {
+    const isDirectory = await new Promise<boolean>((resolve) =>
+      sftp.stat(path, (statError, stats) => resolve(!statError && stats.isDirectory())),
+    );
+    if (!isDirectory) throw error;
+  }
+}
+
+/** Uses SFTP (one session per call), so no path passes through a shell at all. */
+async function withSftp<T>(client: Client, use: (sftp: SFTPWrapper) => Promise<T>): Promise<T> {
+  const sftp = await openSftp(client);
+  try {
+    return await use(sftp);
+  } finally {
+    sftp.end();
+  }
+}
+
+/** {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops. */
+export function ssh2Access(client: Client): RemoteAccess {
+  return {
+    run: (command) => whileConnected(client, runRemote(client, command)),
+    put: (localPath, _size, dir, temp, onProgress) =>
+      whileConnected(
+        client,
+        withSftp(client, async (sftp) => {
+          await ensureDirectory(sftp, dir.slice(0, dir.lastIndexOf("/")));
+          await ensureDirectory(sftp, dir);
+          await sftpCall(`Cannot restrict ${dir}`, (done) => sftp.chmod(dir, 0o700, done));
+          await sftpCall(`Cannot upload the agent to ${temp}`, (done) =>
+            sftp.fastPut(
+              localPath,
+              temp,
+              { mode: 0o755, step: (sent, _chunk, total) => onProgress?.(sent, total) },
+              done,
+            ),
+          );
+          await sftpCall(`Cannot make ${temp} executable`, (done) => sftp.chmod(temp, 0o755, done));
+        }),
+      ),
+    rename: (from, to) =>
+      whileConnected(
+        client,
+        withSftp(client, (sftp) =>
+          sftpCall(`Cannot move the agent to ${to}`, (done) => sftp.ext_openssh_rename(from, to, done)),
+        ),
+      ),
+    remove: (path) =>
+      whileConnected(
+        client,
+        withSftp(client, (sftp) => new Promise<void>((resolve) => sftp.unlink(path, () => resolve()))),
+      ),
+  };
+}

@@ -1,0 +1,78 @@
+/** Running a short bootstrap command on the remote through the account's shell, and quoting for that shell. */
+import type { Client } from "ssh2";
+import { SshError } from "./errors.js";
+
+/** A POSIX shell word for `value`: single-quoted, an embedded `'` written as `'\''`. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+/** What a finished remote command printed and how it exited (`code` is null when killed by a signal). */
+export interface RemoteOutput {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+}
+
+const COMMAND_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs `command` (a string the account's login shell interprets, as with `ssh host command`) and collects its
+ * output. Fails with a `remote` {@link SshError} if the channel cannot be opened, the connection drops or the
+ * command takes longer than the timeout.
+ */
+export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
+  return new Promise((resolve, reject) => {
+    client.exec(command, (error, channel) => {
+      if (error) {
+        reject(new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error));
+        return;
+      }
+      const stdout: Buffer[] = [];
+      const stderr: Buffer[] = [];
+      let code: number | null = null;
+      let exited = false;
+      const timer = setTimeout(() => {
+        channel.close();
+        reject(new SshError("remote", `A remote command did not finish within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      channel.on("data", (chunk: Buffer) => stdout.push(chunk));
+      channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+      channel.on("exit", (exitCode: number | null) => {
+        exited = true;
+        code = typeof exitCode === "number" ? exitCode : null;
+      });
+      channel.on("close", () => {
+        clearTimeout(timer);
+        const output = {
+          stdout: Buffer.concat(stdout).toString("utf8"),
+          stderr: Buffer.concat(stderr).toString("utf8"),
+          code,
+        };
+        if (!exited) reject(new SshError("remote", "The SSH connection dropped while a remote command ran"));
+        else resolve(output);
+      });
+      channel.end();
+    });
+  });
+}
+
+/** The lines after the last line equal to `marker`, or `undefined` when the marker never came. */
+export function afterMarker(text: string, marker: string): string[] | undefined {
+  const lines = text.split(/\r?\n/);
+  const index = lines.lastIndexOf(marker);
+  return index < 0 ? undefined : lines.slice(index + 1);
+}
+
+/**
+ * Runs `work` but fails as soon as the SSH connection closes: a request in flight on a dropped connection (an SFTP
+ * write, for one) may otherwise never call back.
+ */
+export function whileConnected<T>(client: Client, work: Promise<T>): Promise<T> {
+  let onClose: (() => void) | undefined;
+  const closed = new Promise<never>((_, reject) => {
+    onClose = () => reject(new SshError("remote", "The SSH connection dropped"));
+    client.once("close", onClose);
+  });
+  return Promise.race([work, closed]).finally(() => client.removeListener("close", onClose!));
+}

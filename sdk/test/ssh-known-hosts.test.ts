@@ -1,0 +1,116 @@
+/**
+ * Known-hosts files in OpenSSH's format, read and written by Outpost: host patterns, negation, hashed names,
+ * `[host]:port`, markers, and updates that keep every other line. Keys and hashed lines come from ssh-keygen.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { HostKeyChangedError, HostKeyUnknownError } from "../src/ssh/errors.js";
+import {
+  addHostKey,
+  checkHostKey,
+  fingerprintOf,
+  knownHostsName,
+  readTrust,
+  removeHost,
+} from "../src/ssh/known-hosts.js";
+
+const dir = mkdtempSync(join(tmpdir(), "outpost-known-hosts-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function newKey(name: string): { line: string; blob: Buffer; fingerprint: string } {
+  const file = join(dir, name);
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", file]);
+  const line = readFileSync(`${file}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
+  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
+    encoding: "utf8",
+  }).split(/\s+/)[1];
+  return { line, blob: Buffer.from(line.split(" ")[1], "base64"), fingerprint };
+}
+
+const a = newKey("a");
+const b = newKey("b");
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe("known hosts", () => {
+  it("names hosts as OpenSSH does and fingerprints keys as ssh-keygen does", () => {
+    expect(knownHostsName("Example.COM", 22)).toBe("example.com");
+    expect(knownHostsName("127.0.0.1", 2222)).toBe("[127.0.0.1]:2222");
+    expect(fingerprintOf(a.blob)).toBe(a.fingerprint);
+  });
+
+  it("matches plain lists, wildcards, negations and [host]:port entries", async () => {
+    const path = file(
+      "patterns",
+      [
+        `# comment`,
+        `alpha,beta ${a.line}`,
+        `*.example.com,!bad.example.com ${a.line}`,
+        `[127.0.0.1]:2222 ${b.line} a comment`,
+        `garbage line`,
+        "",
+      ].join("\n"),
+    );
+    const trusts = async (name: string) => (await readTrust([path], name)).keys.get("ssh-ed25519") ?? [];
+    expect(await trusts("beta")).toEqual([a.blob]);
+    expect(await trusts("www.example.com")).toEqual([a.blob]);
+    expect(await trusts("bad.example.com")).toEqual([]);
+    expect(await trusts("[127.0.0.1]:2222")).toEqual([b.blob]);
+    expect(await trusts("127.0.0.1")).toEqual([]);
+    expect(await trusts("gamma")).toEqual([]);
+  });
+
+  it("reads hashed entries written by ssh-keygen -H", async () => {
+    const path = file("hashed", `[10.0.0.1]:2200 ${a.line}\nplain.host ${b.line}\n`);
+    execFileSync("ssh-keygen", ["-H", "-f", path], { stdio: "ignore" });
+    expect(readFileSync(path, "utf8")).not.toContain("10.0.0.1");
+    expect((await readTrust([path], "[10.0.0.1]:2200")).keys.get("ssh-ed25519")).toEqual([a.blob]);
+    expect((await readTrust([path], "plain.host")).keys.get("ssh-ed25519")).toEqual([b.blob]);
+    expect((await readTrust([path], "10.0.0.1")).keys.size).toBe(0);
+  });
+
+  it("judges a key: trusted, unknown, changed, revoked; @cert-authority lines are not host keys", async () => {
+    const path = file(
+      "verdicts",
+      `host ${a.line}\n@cert-authority host ${b.line}\n@revoked other ${b.line}\nother ${b.line}\n`,
+    );
+    const host = await readTrust([path], "host");
+    expect(checkHostKey(host, a.blob)).toBeUndefined();
+    const changed = checkHostKey(host, b.blob);
+    expect(changed).toBeInstanceOf(HostKeyChangedError);
+    expect((changed as HostKeyChangedError).knownFingerprints).toEqual([a.fingerprint]);
+    expect((changed as HostKeyChangedError).fingerprint).toBe(b.fingerprint);
+    const unknown = checkHostKey(await readTrust([path], "nobody"), a.blob);
+    expect(unknown).toBeInstanceOf(HostKeyUnknownError);
+    expect((unknown as HostKeyUnknownError).fingerprint).toBe(a.fingerprint);
+    expect(checkHostKey(await readTrust([path], "other"), b.blob)?.code).toBe("host_key_revoked");
+  });
+
+  it("adds once and removes only the host's own entries, keeping every other line", async () => {
+    const path = file("updates", `# keep me\nother ${b.line}\n`);
+    await Promise.all([
+      addHostKey(path, "[h]:1", a.blob),
+      addHostKey(path, "[h]:1", a.blob),
+      addHostKey(path, "x", b.blob),
+    ]);
+    const added = readFileSync(path, "utf8").trim().split("\n");
+    expect(added.slice(0, 2)).toEqual(["# keep me", `other ${b.line}`]);
+    expect(added.slice(2).sort()).toEqual([`[h]:1 ${a.line}`, `x ${b.line}`].sort());
+    await removeHost(path, "[h]:1");
+    expect(readFileSync(path, "utf8")).toBe(`# keep me\nother ${b.line}\nx ${b.line}\n`);
+  });
+
+  it("fails, and never rewrites, when a trust file cannot be read", async () => {
+    const path = join(dir, "a-directory");
+    execFileSync("mkdir", ["-p", path]);
+    await expect(readTrust([path], "host")).rejects.toMatchObject({ code: "known_hosts" });
+    await expect(addHostKey(path, "host", a.blob)).rejects.toMatchObject({ code: "known_hosts" });
+  });
+});
