@@ -10,6 +10,7 @@ import (
 
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
+	"github.com/outpost-dev/outpost/agent-go/internal/watch"
 )
 
 // Verdicts of a doctor check. A warning says that something works in a degraded way (watching polls, say);
@@ -40,7 +41,7 @@ const defaultWatchDirectories = 10_000
 
 // doctorChecks are the checks, in report order; the platform files add theirs (platformChecks).
 func doctorChecks() []func() check {
-	return append([]func() check{checkShell, checkTempDir, checkClock}, platformChecks()...)
+	return append([]func() check{checkShell, checkTempDir, checkClock, checkWatchMode}, platformChecks()...)
 }
 
 // runDoctor reports the machine's readiness to run the agent, one check per line; it exits 1 when a check fails.
@@ -128,4 +129,21 @@ func checkClock() check {
 			"the monotonic clock misbehaves: timeouts would be wrong"}
 	}
 	return check{Name: "clock", Verdict: verdictOK, Detail: now.Format(time.RFC3339)}
+}
+
+// checkWatchMode tells whether watchers of the home directory and the working directory would poll (Windows, a
+// network or FUSE file system): polling works, but reports changes only every poll interval and costs a rescan.
+func checkWatchMode() check {
+	info := sysinfo.Current()
+	var polling []string
+	for _, dir := range []string{info.Home, info.Cwd} {
+		if dir != "" && watch.PollsByDefault(dir) {
+			polling = append(polling, dir)
+		}
+	}
+	if len(polling) > 0 {
+		return check{"watch-mode", verdictWarn, fmt.Sprintf("watchers of %v poll (no reliable native events there)", polling),
+			"watch a local file system for native events, or set pollIntervalMs for the polling cost you accept"}
+	}
+	return check{Name: "watch-mode", Verdict: verdictOK, Detail: "native events for the home and working directories"}
 }

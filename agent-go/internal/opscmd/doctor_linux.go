@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // procInotify is where Linux publishes the inotify limits; a variable for tests.
@@ -12,7 +14,7 @@ var procInotify = "/proc/sys/fs/inotify"
 
 // platformChecks are Linux's own checks.
 func platformChecks() []func() check {
-	return []func() check{checkInotifyWatches, checkInotifyInstances}
+	return []func() check{checkInotifyWatches, checkInotifyInstances, checkSubreaper}
 }
 
 // readLimit reads one number from /proc/sys/fs/inotify.
@@ -56,4 +58,15 @@ func checkInotifyInstances() check {
 			"sysctl -w fs.inotify.max_user_instances=1024"}
 	}
 	return check{Name: "inotify-instances", Verdict: verdictOK, Detail: fmt.Sprintf("max_user_instances %d", limit)}
+}
+
+// checkSubreaper checks that this kernel lets the agent become a child subreaper, which its guardian and orphan
+// sweeps need to kill descendants that left their command's process group (spec/semantics.md AL).
+func checkSubreaper() check {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return check{"orphans", verdictWarn, fmt.Sprintf("PR_SET_CHILD_SUBREAPER failed: %v", err),
+			"descendants that call setsid can outlive cleanup(), timeouts and the agent"}
+	}
+	return check{Name: "orphans", Verdict: verdictOK,
+		Detail: "child subreaper available: no command's descendant outlives the agent"}
 }

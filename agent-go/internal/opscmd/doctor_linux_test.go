@@ -29,3 +29,14 @@ func TestDoctorWarnsAboutLowInotifyLimits(t *testing.T) {
 		t.Fatal("an unreadable limit must be a warning")
 	}
 }
+
+func TestDoctorChecksOrphanCleanupAndWatchMode(t *testing.T) {
+	_, report := doctorJSON(t)
+	if c := findCheck(t, report, "orphans"); c.Verdict != verdictOK || !strings.Contains(c.Detail, "subreaper") {
+		t.Fatalf("orphans check %+v", c)
+	}
+	// This machine's home and /tmp are local file systems: watchers use native events.
+	if c := findCheck(t, report, "watch-mode"); c.Verdict != verdictOK {
+		t.Fatalf("watch-mode check %+v", c)
+	}
+}
