@@ -163,7 +163,7 @@ func (o *output) pace(quit <-chan struct{}) {
 			return
 		}
 		for o.events != nil && o.events.Unsent() > 0 {
-			if !sleepUntil(time.Now().Add(unsentPoll), quit) {
+			if !sleepUntil(time.Now().Add(unsentPoll), quit, nil) {
 				return
 			}
 		}
@@ -195,23 +195,12 @@ func (o *output) pace(quit <-chan struct{}) {
 // pauseUntil waits until t, or less once reading waits for room (maxHeld): text the window cannot omit then goes
 // out as fast as the connection takes it, as without a window. It returns false when quit closed first.
 func (o *output) pauseUntil(t time.Time, quit <-chan struct{}) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return true
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-quit:
-		return false
-	case <-timer.C:
-	case <-o.full:
-	}
-	return true
+	return sleepUntil(t, quit, o.full)
 }
 
-// sleepUntil waits until t; it returns false when quit closed first.
-func sleepUntil(t time.Time, quit <-chan struct{}) bool {
+// sleepUntil waits until t, or less once wake is closed (a nil wake never is); it returns false when quit closed
+// first.
+func sleepUntil(t time.Time, quit, wake <-chan struct{}) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return true
@@ -222,8 +211,9 @@ func sleepUntil(t time.Time, quit <-chan struct{}) bool {
 	case <-quit:
 		return false
 	case <-timer.C:
-		return true
+	case <-wake:
 	}
+	return true
 }
 
 // stop discards every chunk from now on (the command settles).
