@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly clean
+.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench properties-nightly clean test-windows
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -61,6 +61,10 @@ dist: setup
 ## bench: per-operation latency and throughput, Outpost vs the in-process reference
 bench: build
 	node --import tsx tools/bench.ts
+
+## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine)
+test-windows: setup sdk
+	tools/windows/test-windows.sh
 
 ## properties-nightly: the differential property tests at 50x the CI budget
 properties-nightly: agent

@@ -50,6 +50,7 @@ function withDefaults(options: ConformanceOptions): Setup {
     nonUtf8Names: options.nonUtf8Names ?? true,
     linux: options.linux ?? true,
     largeFileMiB: Math.max(options.largeFileMiB ?? 20, 1),
+    windows: options.windows ?? false,
   };
 }
 

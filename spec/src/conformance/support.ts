@@ -3,7 +3,7 @@
  * `ExecutionEnv` API cannot create (FIFOs, symbolic links, names that are not UTF-8).
  */
 import assert from "node:assert/strict";
-import { posix } from "node:path";
+import { posix, win32 } from "node:path";
 import type { Context, ExecutionEnv, ExecutionError, FileError, Result, ShellExecOptions } from "@outpost/sdk";
 import type { Setup } from "./types.js";
 
@@ -129,9 +129,9 @@ export async function script(
   return out.stdout;
 }
 
-/** Absolute path of `name` inside the env's cwd. */
+/** Absolute path of `name` inside the env's cwd, in the cwd's own style (a drive letter means Windows). */
 export function at(env: ExecutionEnv, ...names: string[]): string {
-  return posix.join(env.cwd, ...names);
+  return /^[A-Za-z]:[\\/]/.test(env.cwd) ? win32.join(env.cwd, ...names) : posix.join(env.cwd, ...names);
 }
 
 /** Writes a file through the env, failing the case on error. */

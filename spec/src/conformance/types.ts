@@ -39,6 +39,11 @@ export interface ConformanceOptions {
   linux?: boolean;
   /** Scale of the large-file cases in MiB (at least 20 to cross every chunk size). Default 20. */
   largeFileMiB?: number;
+  /**
+   * Whether the target is Windows: paths are built with `path.win32`, and cases whose expectations are
+   * POSIX-only are switched to the Windows rule they test (or left out, by that rule). Default false.
+   */
+  windows?: boolean;
 }
 
 /** Construction options of an env that exec cases vary. */
@@ -66,6 +71,7 @@ export interface Setup {
   nonUtf8Names: boolean;
   linux: boolean;
   largeFileMiB: number;
+  windows: boolean;
 }
 
 /** Declares one case; `rule` is the space-separated list of rule ids it checks. */
