@@ -45,7 +45,9 @@ export function errorCases(setup: Setup, define: Define): void {
   define("methods that need a file report a directory as is_directory", "E2 E4 W1 W4 W5 R10", async (env) => {
     value(await env.createDir("dir", undefined, live), "createDir");
     for (const name of ["readTextFile", "readBinaryFile", "openBinaryReader", "truncateFile", "flushFile"]) {
-      fails(await calls[name](env, "dir"), "is_directory", name, at(env, "dir"));
+      // Windows opens a directory "r+", so truncating one fails in the truncate itself (WIN5).
+      const code = setup.windows && name === "truncateFile" ? "invalid" : "is_directory";
+      fails(await calls[name](env, "dir"), code, name, at(env, "dir"));
     }
     fails(await env.writeFile("dir", "x", live), "is_directory", "writeFile", at(env, "dir"));
     fails(await env.appendFile("dir", "x", live), "is_directory", "appendFile", at(env, "dir"));

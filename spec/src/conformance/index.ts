@@ -16,6 +16,7 @@ import { spillCases } from "./spill.js";
 import { tempCases } from "./temp.js";
 import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } from "./types.js";
 import { windowCases } from "./window.js";
+import { windowsCases } from "./windows.js";
 import { writeCases } from "./write.js";
 
 export { expectedScan, scanSample } from "./line-scan-model.js";
@@ -39,6 +40,7 @@ const modules = [
   execCases,
   spillCases,
   windowCases,
+  windowsCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {
