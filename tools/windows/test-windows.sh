@@ -49,6 +49,7 @@ build_programs() {
     tools/windows/bcryptprimitives/bcryptprimitives.c tools/windows/bcryptprimitives/bcryptprimitives.def -ladvapi32
   # Windows Node runs plain JavaScript: the runner, the SDK and the suite become one module.
   npx esbuild tools/windows/run-conformance.ts --bundle --platform=node --format=esm --target=node22 \
+    --alias:@outpost/sdk=./sdk/src/index.ts \
     --log-level=warning --outfile="$out/run-conformance.mjs" \
     --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 }

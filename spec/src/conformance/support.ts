@@ -129,6 +129,14 @@ export async function script(
   return out.stdout;
 }
 
+/**
+ * The code of a path below a file (`f.txt/x`): `not_directory` from ENOTDIR on POSIX; Windows reports "path not
+ * found", which libuv translates to ENOENT (WIN2).
+ */
+export function belowFile(setup: Setup): "not_directory" | "not_found" {
+  return setup.windows ? "not_found" : "not_directory";
+}
+
 /** Absolute path of `name` inside the env's cwd, in the cwd's own style (a drive letter means Windows). */
 export function at(env: ExecutionEnv, ...names: string[]): string {
   return /^[A-Za-z]:[\\/]/.test(env.cwd) ? win32.join(env.cwd, ...names) : posix.join(env.cwd, ...names);

@@ -59,6 +59,7 @@ func interpret(script string, params []string, external bool) int {
 		interp.Params(append([]string{"--"}, params...)...),
 		interp.Env(expand.ListEnviron(os.Environ()...)),
 		interp.StdIO(os.Stdin, os.Stdout, os.Stderr),
+		interp.CallHandler(replaceBuiltins),
 		interp.ExecHandlers(utilities(external)),
 	)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -18,16 +19,20 @@ import (
 // utility is one in-process core utility: it gets its arguments (without its name) and the handler context.
 type utility func(ctx context.Context, hc interp.HandlerContext, args []string) error
 
+// echoUtility is the name the shell's echo is rerouted to (see replaceBuiltins).
+const echoUtility = "echo (stand-in)"
+
 // The core utilities the conformance suite's scripts use, with only the options they use.
 var utilityTable = map[string]utility{
-	"cat":   cat,
-	"env":   env,
-	"head":  head,
-	"ln":    ln,
-	"mkdir": mkdir,
-	"seq":   seq,
-	"sleep": sleep,
-	"touch": touch,
+	echoUtility: echo,
+	"cat":       cat,
+	"env":       env,
+	"head":      head,
+	"ln":        ln,
+	"mkdir":     mkdir,
+	"seq":       seq,
+	"sleep":     sleep,
+	"touch":     touch,
 }
 
 // utilities is the exec middleware: known utilities run in-process; others go to PATH when `external`
@@ -50,6 +55,26 @@ func utilities(external bool) func(next interp.ExecHandlerFunc) interp.ExecHandl
 			return next(ctx, args)
 		}
 	}
+}
+
+// replaceBuiltins reroutes echo to echoUtility: mvdan.cc/sh's builtin writes the text and the newline
+// separately, so a reader of the pipe may see "early" and "\n" as two chunks where bash writes once.
+func replaceBuiltins(_ context.Context, args []string) ([]string, error) {
+	if len(args) > 0 && args[0] == "echo" {
+		args[0] = echoUtility
+	}
+	return args, nil
+}
+
+// echo writes its arguments and the newline (none with -n) in one write.
+func echo(_ context.Context, hc interp.HandlerContext, args []string) error {
+	newline := "\n"
+	if len(args) > 0 && args[0] == "-n" {
+		newline = ""
+		args = args[1:]
+	}
+	_, err := io.WriteString(hc.Stdout, strings.Join(args, " ")+newline)
+	return err
 }
 
 func resolve(hc interp.HandlerContext, path string) string {
