@@ -137,9 +137,14 @@ export function belowFile(setup: Setup): "not_directory" | "not_found" {
   return setup.windows ? "not_found" : "not_directory";
 }
 
-/** Absolute path of `name` inside the env's cwd, in the cwd's own style (a drive letter means Windows). */
+/** The `node:path` flavour of an absolute path: a drive letter means Windows. */
+export function styleOf(path: string): typeof posix {
+  return /^[A-Za-z]:[\\/]/.test(path) ? win32 : posix;
+}
+
+/** Absolute path of `name` inside the env's cwd, in the cwd's own style. */
 export function at(env: ExecutionEnv, ...names: string[]): string {
-  return /^[A-Za-z]:[\\/]/.test(env.cwd) ? win32.join(env.cwd, ...names) : posix.join(env.cwd, ...names);
+  return styleOf(env.cwd).join(env.cwd, ...names);
 }
 
 /** Writes a file through the env, failing the case on error. */
