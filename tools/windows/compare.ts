@@ -59,6 +59,15 @@ function summary(results: Results): string {
   return `${results.target}: ${passed}/${results.outcomes.length} cases pass${results.done ? "" : " (run incomplete)"}`;
 }
 
+/** One line per case: reference then agent outcome (P pass, F fail, - did not run), name and rules. */
+function listCases(reference: Results, agent: Results): void {
+  const agentByName = new Map(agent.outcomes.map((outcome) => [outcome.name, outcome]));
+  const mark = (outcome: Outcome | undefined) => (outcome === undefined ? "-" : outcome.ok ? "P" : "F");
+  for (const outcome of reference.outcomes) {
+    console.log(`  ${mark(outcome)}${mark(agentByName.get(outcome.name))} ${outcome.name} [${outcome.rule ?? ""}]`);
+  }
+}
+
 function main(): number {
   const [referencePath, agentPath, outPath, rerunReferencePath, rerunAgentPath] = process.argv.slice(2);
   if (!referencePath || !agentPath || !outPath) throw new Error("usage: compare <ref.json> <agent.json> <out.json>");
@@ -68,7 +77,8 @@ function main(): number {
   if (!rerunReferencePath || !rerunAgentPath) {
     console.log(summary(reference));
     console.log(summary(agent));
-    console.log(`compared ${new Set([...reference.outcomes, ...agent.outcomes].map((o) => o.name)).size} cases`);
+    console.log(`compared ${new Set([...reference.outcomes, ...agent.outcomes].map((o) => o.name)).size} cases:`);
+    listCases(reference, agent);
     writeFileSync(outPath, JSON.stringify(first));
     report("disagreements of the first run (rerunning them once)", first, reference, agent);
     return first.length > 0 ? 1 : 0;
