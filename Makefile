@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk demo test test-go test-ts lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
+.PHONY: setup build agent sdk demo test test-go test-ts test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -42,7 +42,7 @@ test-ts: agent
 lint: setup
 	@unformatted=$$(gofmt -l agent-go); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	GOOS=windows go vet ./agent-go/...
+	GOOS=windows go vet ./agent-go/... ./tools/windows/...
 	GOOS=darwin go vet ./agent-go/...
 	npx tsc -p tsconfig.json
 	npx biome check .
@@ -64,6 +64,10 @@ bench: build
 	node --import tsx tools/bench.ts
 	node --import tsx tools/bench-list-files.ts
 	node --import tsx tools/bench-ssh.ts
+
+## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine)
+test-windows: setup sdk
+	tools/windows/test-windows.sh
 
 ## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
 bench-large: build

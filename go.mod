@@ -9,3 +9,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 )
+
+require mvdan.cc/sh/v3 v3.12.0
+
+require golang.org/x/term v0.32.0 // indirect

@@ -77,6 +77,10 @@ func configureLookup(cmd *exec.Cmd) {
 // spawn starts the command: the program is searched like libuv does, arguments are quoted like libuv does,
 // the environment block is built like libuv does, and the process joins the agent's job object.
 func (r *Runner) spawn(spec *spawnSpec) (*child, *proto.Failure) {
+	// Node refuses batch files by the name it is given, before any lookup, and names no program (WIN10).
+	if isBatchFile(spec.file) {
+		return nil, spawnError("spawn EINVAL")
+	}
 	if info, err := os.Stat(spec.dir); err == nil && !info.IsDir() {
 		return nil, spawnFailure(spec.file, "ENOTDIR")
 	}
@@ -91,9 +95,6 @@ func (r *Runner) spawn(spec *spawnSpec) (*child, *proto.Failure) {
 	})
 	if !found {
 		return nil, spawnFailure(spec.file, "ENOENT")
-	}
-	if isBatchFile(path) {
-		return nil, spawnError("spawn " + spec.file + " EINVAL")
 	}
 	c, err := r.start(path, spec)
 	if err != nil {

@@ -140,10 +140,11 @@ func joinWindowsSearch(dir, name, ext, cwd string) string {
 
 func isSlash(c byte) bool { return c == '\\' || c == '/' }
 
-// isBatchFile reports whether a resolved program is a .bat or .cmd script, which Node refuses to run without a
+// isBatchFile reports whether a program name names a .bat or .cmd script, which Node refuses to run without a
 // shell.
 func isBatchFile(path string) bool {
-	lower := strings.ToLower(path)
+	// Windows ignores trailing dots and spaces of a file name, so Node does too.
+	lower := strings.ToLower(strings.TrimRight(path, ". "))
 	return strings.HasSuffix(lower, ".bat") || strings.HasSuffix(lower, ".cmd")
 }
 

@@ -83,7 +83,8 @@ func TestSearchWindowsPath(t *testing.T) {
 			t.Errorf("search(%q, skipCwd=%v) = %q %v, want %q", c.file, c.skipCwd, got, ok, c.want)
 		}
 	}
-	if !isBatchFile(`C:\bin\SCRIPT.CMD`) || !isBatchFile(`x.bat`) || isBatchFile(`x.exe`) {
+	if !isBatchFile(`C:\bin\SCRIPT.CMD`) || !isBatchFile(`x.bat`) || !isBatchFile(`x.bat. .`) || isBatchFile(`x.exe`) ||
+		isBatchFile(`d.bat\y`) {
 		t.Error("isBatchFile")
 	}
 }

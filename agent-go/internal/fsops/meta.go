@@ -83,8 +83,8 @@ func (o *Ops) truncate(call *proto.Call) (proto.Reply, error) {
 	return done(updateFile(path, "ftruncate", func(file *os.File) error { return file.Truncate(size) }))
 }
 
-// fsync: {path} → {}. A directory fails EISDIR first (as opening it "r+" does on POSIX, so Windows answers the
-// same); then open "r+" and a full fsync.
+// fsync: {path} → {}. A directory fails EISDIR first (as opening it "r+" does on POSIX; on Windows with Node's
+// message after its fstat, see fsyncDirectoryFailure); then open "r+" and a full fsync.
 func (o *Ops) fsync(call *proto.Call) (proto.Reply, error) {
 	var args pathArgs
 	path, f := decodePath(call, &args, &args.Path, "path")
@@ -92,7 +92,7 @@ func (o *Ops) fsync(call *proto.Call) (proto.Reply, error) {
 		return fail(f)
 	}
 	if dir, err := isDirectory(path); err == nil && dir {
-		return fail(errno.New("EISDIR", "open", path))
+		return fail(fsyncDirectoryFailure(path))
 	}
 	return done(updateFile(path, "fsync", (*os.File).Sync))
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
 const onWindows = false
@@ -201,3 +204,6 @@ func rawNameBytes(name string) []byte { return []byte(name) }
 
 // unlinkEntry removes a non-directory entry (a symbolic link itself, never its target).
 func unlinkEntry(path string, _ Info) error { return unlinkPath(path) }
+
+// fsyncDirectoryFailure: a directory cannot be opened "r+" on POSIX, so flushFile fails as that open does.
+func fsyncDirectoryFailure(path string) *proto.Failure { return errno.New("EISDIR", "open", path) }

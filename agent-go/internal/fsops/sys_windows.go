@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
 const onWindows = true
@@ -77,38 +78,58 @@ func openReader(path string, noFollow bool) (*os.File, error) {
 			return nil, errSymlink
 		}
 	}
-	return os.Open(path)
+	return openRead(path)
 }
 
 // openRead opens any file for reading; directories open too (backup semantics) and fail when read.
-func openRead(path string) (*os.File, error) { return os.Open(path) }
+func openRead(path string) (*os.File, error) {
+	return openShared(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
+}
 
-// openWrite opens like libuv: CREATE_ALWAYS for "w", OPEN_ALWAYS with append access for "a", sharing
-// read/write/delete. Creating over a directory fails ERROR_FILE_EXISTS, which libuv reports as EISDIR.
+// openWrite opens like libuv: CREATE_ALWAYS for "w", OPEN_ALWAYS with append access for "a". Creating over a
+// directory fails ERROR_FILE_EXISTS, which libuv reports as EISDIR.
 func openWrite(path string, appendTo bool) (*os.File, error) {
-	name, err := windows.UTF16PtrFromString(path)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
 	access := uint32(windows.GENERIC_WRITE)
 	disposition := uint32(windows.CREATE_ALWAYS)
 	if appendTo {
 		access = windows.FILE_APPEND_DATA | windows.SYNCHRONIZE
 		disposition = windows.OPEN_ALWAYS
 	}
-	share := uint32(windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE)
-	h, err := windows.CreateFile(name, access, share, nil, disposition,
-		windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	file, err := openShared(path, access, disposition)
 	if errors.Is(err, windows.ERROR_FILE_EXISTS) {
 		return nil, errno.Errno("EISDIR")
 	}
+	return file, err
+}
+
+// openUpdate opens "r+" like libuv: a directory opens too (backup semantics), so truncating one fails in
+// ftruncate (EINVAL) as in Node, not in the open.
+func openUpdate(path string) (*os.File, error) {
+	return openShared(path, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.OPEN_EXISTING)
+}
+
+// openShared is CreateFile as libuv's fs open calls it: sharing read, write and delete (so a file open here
+// can still be renamed or deleted by others, as with Node; Go's os.Open does not share delete) and backup
+// semantics (so directories open).
+func openShared(path string, access, disposition uint32) (*os.File, error) {
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	share := uint32(windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE)
+	h, err := windows.CreateFile(name, access, share, nil, disposition,
+		windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(h), path), nil
 }
 
-func openUpdate(path string) (*os.File, error) { return os.OpenFile(path, os.O_RDWR, 0) }
+// fsyncDirectoryFailure: on Windows a directory opens "r+", and Node's flushFile fails after fstat with
+// "Is a directory" (WIN5).
+func fsyncDirectoryFailure(path string) *proto.Failure {
+	return &proto.Failure{Code: "EISDIR", Message: "Is a directory", Path: path, HasPath: true}
+}
 
 // openDirectory opens a directory; a file fails ENOTDIR (libuv turns ERROR_DIRECTORY into ENOTDIR here).
 func openDirectory(path string) (*os.File, error) {

@@ -19,6 +19,7 @@ import type { ConformanceCase, ConformanceOptions, Define, Setup, TestRunner } f
 import { watchCases } from "./watch.js";
 import { watchConnectionCases } from "./watch-connection.js";
 import { windowCases } from "./window.js";
+import { windowsCases } from "./windows.js";
 import { writeCases } from "./write.js";
 
 export { expectedScan, scanSample } from "./line-scan-model.js";
@@ -45,6 +46,7 @@ const modules = [
   watchCases,
   watchConnectionCases,
   listFilesCases,
+  windowsCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {
@@ -57,6 +59,7 @@ function withDefaults(options: ConformanceOptions): Setup {
     linux: options.linux ?? true,
     largeFileMiB: Math.max(options.largeFileMiB ?? 20, 1),
     listFiles: options.listFiles ?? false,
+    windows: options.windows ?? false,
   };
 }
 

@@ -1,7 +1,6 @@
 /** Spill: thresholds counted over raw chunks, the raw spill file, and spill paths on timeout and abort. */
-import { posix } from "node:path";
 import type { ExecutionEnv } from "@outpost/sdk";
-import { abortable, assert, bytes, execFails, hex, live, run, sleep, value } from "./support.js";
+import { abortable, assert, bytes, execFails, hex, live, run, sleep, styleOf, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 const spillName = /^pi-output-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.log$/;
@@ -9,10 +8,11 @@ const spillName = /^pi-output-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f
 /** Checks where a spill file lives, returns its bytes and removes its directory. */
 async function takeSpill(env: ExecutionEnv, spillPath: string | undefined): Promise<Uint8Array> {
   assert.ok(spillPath, "a spillPath");
-  assert.match(posix.basename(spillPath), spillName);
-  assert.match(posix.basename(posix.dirname(spillPath)), /^tmp-[A-Za-z0-9]{6}$/);
+  const path = styleOf(spillPath);
+  assert.match(path.basename(spillPath), spillName);
+  assert.match(path.basename(path.dirname(spillPath)), /^tmp-[A-Za-z0-9]{6}$/);
   const data = await bytes(env, spillPath);
-  value(await env.remove(posix.dirname(spillPath), { recursive: true }, live), "remove spill dir");
+  value(await env.remove(path.dirname(spillPath), { recursive: true }, live), "remove spill dir");
   return data;
 }
 

@@ -3,7 +3,7 @@
  * `ExecutionEnv` API cannot create (FIFOs, symbolic links, names that are not UTF-8).
  */
 import assert from "node:assert/strict";
-import { posix } from "node:path";
+import { posix, win32 } from "node:path";
 import type { Context, ExecutionEnv, ExecutionError, FileError, Result, ShellExecOptions } from "@outpost/sdk";
 import type { Setup } from "./types.js";
 
@@ -129,9 +129,22 @@ export async function script(
   return out.stdout;
 }
 
-/** Absolute path of `name` inside the env's cwd. */
+/**
+ * The code of a path below a file (`f.txt/x`): `not_directory` from ENOTDIR on POSIX; Windows reports "path not
+ * found", which libuv translates to ENOENT (WIN2).
+ */
+export function belowFile(setup: Setup): "not_directory" | "not_found" {
+  return setup.windows ? "not_found" : "not_directory";
+}
+
+/** The `node:path` flavour of an absolute path: a drive letter means Windows. */
+export function styleOf(path: string): typeof posix {
+  return /^[A-Za-z]:[\\/]/.test(path) ? win32 : posix;
+}
+
+/** Absolute path of `name` inside the env's cwd, in the cwd's own style. */
 export function at(env: ExecutionEnv, ...names: string[]): string {
-  return posix.join(env.cwd, ...names);
+  return styleOf(env.cwd).join(env.cwd, ...names);
 }
 
 /** Writes a file through the env, failing the case on error. */

@@ -46,6 +46,10 @@ export interface ConformanceOptions {
    * `listFiles` cases are skipped — reported by name, never passed. Default false.
    */
   listFiles?: boolean;
+   * Whether the target is Windows: paths are built with `path.win32`, and cases whose expectations are
+   * POSIX-only are switched to the Windows rule they test (or left out, by that rule). Default false.
+   */
+  windows?: boolean;
 }
 
 /** Construction options of an env that exec cases vary. */
@@ -86,6 +90,7 @@ export interface Setup {
   linux: boolean;
   largeFileMiB: number;
   listFiles: boolean;
+  windows: boolean;
 }
 
 /** Declares one case; `rule` is the space-separated list of rule ids it checks. */

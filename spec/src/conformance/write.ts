@@ -97,7 +97,9 @@ export function writeCases(setup: Setup, define: Define): void {
     fails(await env.truncateFile("missing", 0, live), "not_found", "missing", at(env, "missing"));
     assert.equal(await present(env, "missing"), false, "truncateFile never creates");
     value(await env.createDir("dir", undefined, live), "createDir");
-    fails(await env.truncateFile("dir", 0, live), "is_directory", "directory", at(env, "dir"));
+    // Windows opens a directory "r+", so the truncate itself fails (WIN5).
+    const directoryCode = setup.windows ? "invalid" : "is_directory";
+    fails(await env.truncateFile("dir", 0, live), directoryCode, "directory", at(env, "dir"));
     fails(await env.truncateFile("g.txt/x", 0, live), "not_directory", "under a file", at(env, "g.txt/x"));
   });
 

@@ -1,0 +1,105 @@
+/**
+ * Runs the conformance suite's Windows flavour on one target inside Wine's `node.exe` and writes every case's
+ * outcome to a JSON file (Wine's `node.exe` cannot write to a Linux pipe, so results come back through a file).
+ *
+ *   node.exe run-conformance.mjs <reference|agent> <results.json> <agent.exe> <bash.exe> [<only-cases.json>]
+ *
+ * `reference` runs the in-process `NodeExecutionEnv`; `agent` runs `RemoteExecutionEnv` over one Windows agent
+ * started by the SDK. `only-cases.json`, when given, lists the case names to run (the rerun of disagreements).
+ * Bundled by `tools/windows/test-windows.sh` with esbuild, since Windows Node runs plain JavaScript only.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Connection, type ExecutionEnv, RemoteExecutionEnv } from "@outpost/sdk";
+import { createConformanceCases, type EnvSettings } from "@outpost/spec/conformance";
+import { NodeExecutionEnv } from "@outpost/spec/reference";
+
+/** One case's outcome, as the comparison reads it. */
+interface Outcome {
+  name: string;
+  rule?: string;
+  ok: boolean;
+  error?: string;
+  ms: number;
+}
+
+const [targetName, resultsPath, agentPath, bashPath, onlyPath] = process.argv.slice(2);
+if (!targetName || !resultsPath || !agentPath || !bashPath) {
+  throw new Error("usage: run-conformance <reference|agent> <results.json> <agent.exe> <bash.exe> [<only.json>]");
+}
+const only = onlyPath ? new Set<string>(JSON.parse(readFileSync(onlyPath, "utf8"))) : undefined;
+
+// Every env's temp files (and the agent's, which inherits the variables) land inside the sandbox.
+const sandbox = realpathSync(mkdtempSync(join(tmpdir(), "outpost-windows-")));
+const sandboxTmp = join(sandbox, "tmp");
+mkdirSync(sandboxTmp);
+process.env.TEMP = sandboxTmp;
+process.env.TMP = sandboxTmp;
+
+let connection: Connection | undefined;
+
+function envFor(cwd: string, settings: EnvSettings | undefined): ExecutionEnv & { close?: () => Promise<void> } {
+  const options = { cwd, shellPath: settings?.shellPath, shellEnv: settings?.shellEnv };
+  if (targetName === "reference") return new NodeExecutionEnv(options);
+  connection ??= new Connection({ command: [agentPath] });
+  return new RemoteExecutionEnv({ connection, id: "outpost:windows", ...options });
+}
+
+async function withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void> {
+  const cwd = await mkdtemp(join(sandbox, "case-"));
+  const env = envFor(cwd, settings);
+  try {
+    await use(env);
+  } finally {
+    await env.cleanup({ abortSignal: undefined });
+    await rm(cwd, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+function timeout(ms: number): Promise<never> {
+  return new Promise((_, reject) => {
+    const timer = setTimeout(() => reject(new Error(`case timed out after ${ms} ms`)), ms);
+    timer.unref();
+  });
+}
+
+async function main(): Promise<void> {
+  const cases = createConformanceCases({
+    withEnv,
+    shell: [bashPath, "-c"],
+    symlinks: false,
+    fifos: false,
+    nonUtf8Names: false,
+    linux: false,
+    windows: true,
+  });
+  const outcomes: Outcome[] = [];
+  for (const testCase of cases) {
+    if (only && !only.has(testCase.name)) continue;
+    const started = Date.now();
+    const outcome: Outcome = { name: testCase.name, rule: testCase.rule, ok: true, ms: 0 };
+    try {
+      await Promise.race([testCase.run(), timeout(testCase.timeoutMs ?? 15_000)]);
+    } catch (error) {
+      outcome.ok = false;
+      outcome.error = error instanceof Error ? error.message : String(error);
+    }
+    outcome.ms = Date.now() - started;
+    outcomes.push(outcome);
+    // Written after every case, so a crash still leaves what ran.
+    writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: false, outcomes }, null, 1));
+  }
+  writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: true, outcomes }, null, 1));
+  await connection?.close();
+  rmSync(sandbox, { recursive: true, force: true, maxRetries: 5 });
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    writeFileSync(`${resultsPath}.crash`, String(error instanceof Error ? error.stack : error));
+    process.exit(1);
+  },
+);
