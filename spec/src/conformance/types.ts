@@ -46,6 +46,7 @@ export interface ConformanceOptions {
    * `listFiles` cases are skipped — reported by name, never passed. Default false.
    */
   listFiles?: boolean;
+  /**
    * Whether the target is Windows: paths are built with `path.win32`, and cases whose expectations are
    * POSIX-only are switched to the Windows rule they test (or left out, by that rule). Default false.
    */
