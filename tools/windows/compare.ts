@@ -68,11 +68,23 @@ function listCases(reference: Results, agent: Results): void {
   }
 }
 
+/** Why a set of results proves nothing (a run that crashed or ran no case), if it does. */
+function unusable(results: Results): string | undefined {
+  if (!results.done) return `${results.target}: the run did not complete`;
+  if (results.outcomes.length === 0) return `${results.target}: the run compared no case`;
+  return undefined;
+}
+
 function main(): number {
   const [referencePath, agentPath, outPath, rerunReferencePath, rerunAgentPath] = process.argv.slice(2);
   if (!referencePath || !agentPath || !outPath) throw new Error("usage: compare <ref.json> <agent.json> <out.json>");
   const reference = load(referencePath);
   const agent = load(agentPath);
+  const broken = [reference, agent].map(unusable).filter((why) => why !== undefined);
+  if (broken.length > 0) {
+    for (const why of broken) console.log(`make test-windows: ${why}`);
+    return 2;
+  }
   const first = disagreements(reference, agent);
   if (!rerunReferencePath || !rerunAgentPath) {
     console.log(summary(reference));
@@ -85,6 +97,11 @@ function main(): number {
   }
   const rerunReference = load(rerunReferencePath);
   const rerunAgent = load(rerunAgentPath);
+  const brokenRerun = [rerunReference, rerunAgent].map(unusable).filter((why) => why !== undefined);
+  if (brokenRerun.length > 0) {
+    for (const why of brokenRerun) console.log(`make test-windows (rerun): ${why}`);
+    return 2;
+  }
   const again = new Set(disagreements(rerunReference, rerunAgent));
   const persistent = first.filter((name) => again.has(name));
   const flaky = first.filter((name) => !again.has(name));
