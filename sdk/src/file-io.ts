@@ -230,20 +230,12 @@ export async function writeContent(
   }
 }
 
-/** Whether a chunk's failure is the agent dropping it because its cancel arrived before its turn. */
-function isCancelledChunk(outcome: Settled): boolean {
-  if (outcome.ok) return false;
-  const error = outcome.error as { code?: unknown } | null;
-  return typeof error === "object" && error !== null && error.code === "aborted";
-}
-
 /**
- * Sends the chunks after the first, at most PIPELINE_DEPTH in flight, each carrying the signal. Node checks the
- * signal before every piece and stops at the piece it is writing; here the signal is checked before every chunk
- * is sent (after every await), and an abort cancels the chunks in flight: the agent drops those it has not
- * started writing (and refuses the rest), so the file stops at the chunk being written when the abort arrived.
- * The write counts as aborted when a chunk was dropped or never sent; when every chunk was written first, it
- * succeeded, as Node's does once its last piece has started.
+ * Sends the chunks after the first. Node checks the signal before every 512 KiB piece and lets a piece it started
+ * finish, so an abort leaves the file at the pieces started before it. With a signal, one chunk is in flight at a
+ * time and the signal is checked once it settled: the file stops exactly where Node's would (at the cost of a round
+ * trip per 512 KiB). Without a signal nothing can abort, and up to PIPELINE_DEPTH chunks are in flight. When every
+ * chunk was written the write succeeded, as Node's does once its last piece has started.
  */
 async function writeRemainingChunks(
   handle: RemoteHandle,
@@ -251,25 +243,23 @@ async function writeRemainingChunks(
   content: Uint8Array,
   signal: AbortSignal | undefined,
 ): Promise<Settled | undefined> {
-  const aborted = (): Settled => err(abortedError(path, NODE_ABORTED_MESSAGE));
-  // The first failure in order decides; a cancelled chunk reads as the abort, as do the refusals behind it.
-  const outcomeOf = (failure: Settled | undefined): Settled | undefined =>
-    failure !== undefined && isCancelledChunk(failure) ? aborted() : failure;
+  const depth = signal === undefined ? PIPELINE_DEPTH : 1;
   const inFlight: Promise<Settled>[] = [];
   for (let offset = WRITE_CHUNK; offset < content.length; offset += WRITE_CHUNK) {
-    if (inFlight.length >= PIPELINE_DEPTH) {
+    if (inFlight.length >= depth) {
       const oldest = await inFlight.shift();
       if (oldest !== undefined && !oldest.ok) {
         await firstFailure(inFlight);
-        return outcomeOf(oldest);
+        return oldest;
       }
     }
     if (isAborted(signal)) {
       // A chunk that already failed is reported before the abort, as Node would have failed on it first.
-      return outcomeOf(await firstFailure(inFlight)) ?? aborted();
+      return (await firstFailure(inFlight)) ?? err(abortedError(path, NODE_ABORTED_MESSAGE));
     }
-    const chunk = content.subarray(offset, offset + WRITE_CHUNK);
-    inFlight.push(settle(handle.request("writeChunk", {}, { payload: chunk, signal })));
+    inFlight.push(
+      settle(handle.request("writeChunk", {}, { payload: content.subarray(offset, offset + WRITE_CHUNK) })),
+    );
   }
-  return outcomeOf(await firstFailure(inFlight));
+  return firstFailure(inFlight);
 }
