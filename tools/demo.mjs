@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Outpost's main job, end to end on this machine: an agent's tools (files and commands) run through
-// LocalExecutionEnv, which starts the Outpost agent as a child process and talks protocol 1 to it.
+// Outpost's main job, end to end on this machine: an agent's tools (files, commands, watching, listing) run
+// through LocalExecutionEnv, which starts the Outpost agent as a child process and talks protocol 1 to it.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +50,25 @@ try {
   for (const chunk of chunks) console.log(`${"".padEnd(34)} ${chunk}`);
   show('exec ["ls", "-1", "notes"] (argv)', await env.exec(["ls", "-1", "notes"], undefined, context));
   show("exec sleep 5 with timeout 0.2 s", await env.exec("sleep 5", { timeout: 0.2 }, context));
+
+  // A project's files as an agent's find/grep tools want them: .gitignore honoured, .git never listed.
+  await env.writeFile(".gitignore", "build/\n", context);
+  await env.writeFile("build/out.o", "x", context);
+  await env.writeFile("src/main.ts", "export {};\n", context);
+  show("listFiles . (ignore rules kept)", await env.listFiles(".", undefined, context));
+
+  // A watcher reports what changes below it; the first report comes once a write lands.
+  let reportChange;
+  const changed = new Promise((resolve) => {
+    reportChange = resolve;
+  });
+  const watcher = await env.watch([{ path: "notes", recursive: true }], (change) => reportChange(change), context);
+  if (watcher.ok) {
+    await env.writeFile("notes/idea.md", "watch me\n", context);
+    const change = await Promise.race([changed, new Promise((r) => setTimeout(() => r("no change in 3 s"), 3000))]);
+    show(`watch notes (${watcher.value.mode})`, { ok: true, value: change });
+    await watcher.value.close(context);
+  } else show("watch notes", watcher);
   if (!result.ok) process.exitCode = 1;
 } finally {
   await env.cleanup(context);
