@@ -165,10 +165,12 @@ export class NodeExecutionEnv implements ExecutionEnv {
     options: { maxLines?: number } | undefined,
     context: Context,
   ): Promise<Result<string[], FileError>> {
-    // §2.5: a limit of zero or less answers at once, before any abort or existence check. A limit compares
-    // numerically (1.5 reads two lines, NaN none), and the reader is closed whatever happens.
-    const limit = options?.maxLines ?? Number.POSITIVE_INFINITY;
-    if (limit <= 0) return ok([]);
+    // §2.5: a defined limit of zero or less answers at once, before any abort or existence check (so does `null`,
+    // which compares as 0). A limit compares numerically (1.5 reads two lines, NaN none); no limit reads all lines.
+    // The reader is closed whatever happens.
+    const maxLines = options?.maxLines;
+    if (maxLines !== undefined && maxLines <= 0) return ok([]);
+    const limit = maxLines === undefined ? Number.POSITIVE_INFINITY : maxLines;
     const opened = await this.openTextLineReader(path, context);
     if (!opened.ok) return opened;
     const texts: string[] = [];
