@@ -7,11 +7,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { access } from "node:fs/promises";
 import { constants } from "node:os";
 import type { Readable } from "node:stream";
-import type { Context, FileError, Result, ShellExecOptions, ShellExecResult, ShellOutputInfo } from "@outpost/sdk";
-import { ExecutionError, err, ok, StreamDecoder, toError } from "@outpost/sdk";
+import { BomDroppingDecoder } from "./decode.js";
+import { ExecutionError, type FileError } from "./errors.js";
 import { resolvePath } from "./paths.js";
+import { err, ok, type Result, toError } from "./result.js";
 import { findShell, killProcessTree } from "./shell.js";
 import { Spill } from "./spill.js";
+import type { Context, ShellExecOptions, ShellExecResult, ShellOutputInfo } from "./types.js";
 
 const onWindows = process.platform === "win32";
 
@@ -194,18 +196,21 @@ async function runProcess(
         kill();
       }
     };
-    const decoders: Record<StreamName, StreamDecoder> = { stdout: new StreamDecoder(), stderr: new StreamDecoder() };
+    const decoders: Record<StreamName, BomDroppingDecoder> = {
+      stdout: new BomDroppingDecoder(),
+      stderr: new BomDroppingDecoder(),
+    };
 
     const ending = await waitForProcess(child, pipes, {
       onChunk: (stream, chunk) => {
-        deliver(stream, decoders[stream].decode(chunk));
+        deliver(stream, decoders[stream].write(chunk));
         spill?.accept(chunk);
       },
       draining: () => spill?.draining === true,
     });
     await spill?.finish();
-    deliver("stdout", decoders.stdout.decode());
-    deliver("stderr", decoders.stderr.decode());
+    deliver("stdout", decoders.stdout.end());
+    deliver("stderr", decoders.stderr.end());
 
     if (callbackError !== undefined) return err(callbackError);
     if (timedOut) return err(withSpillPath(new ExecutionError("timeout", `timeout:${String(timeout)}`), spill?.path));

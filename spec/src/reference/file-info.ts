@@ -1,7 +1,7 @@
 /** `FileInfo` construction from Node stats. */
 import type { Stats } from "node:fs";
 import { basename } from "node:path";
-import type { FileInfo, FileKind } from "@outpost/sdk";
+import type { FileInfo, FileKind } from "./types.js";
 
 /** The kind of a stats object, or `undefined` for kinds `FileInfo` cannot represent (FIFO, socket, device). */
 export function fileKind(stats: Stats): FileKind | undefined {

@@ -5,14 +5,15 @@
  * Byte positions always count every byte of the file; decoded sizes leave out a leading byte-order mark and
  * count each U+FFFD as three bytes. A line k starts right after the k-th newline byte (0x0A).
  */
-import type { LineScan } from "@outpost/sdk";
-import { rangeDecoder, startsWithBom } from "@outpost/sdk";
+import type { TextDecoder } from "node:util";
+import { beginsWithBom, plainUtf8Decoder } from "./decode.js";
+import type { LineScan } from "./types.js";
 
 const NEWLINE = 0x0a;
 /** Length of the UTF-8 byte-order mark, which must be seen whole before the first byte is decoded. */
 const BOM_LENGTH = 3;
 
-type Decoder = ReturnType<typeof rangeDecoder>;
+type Decoder = TextDecoder;
 
 /** UTF-8 length of decoder output; the output is always well-formed, so `Buffer.byteLength` is exact. */
 function utf8Length(text: string): number {
@@ -96,15 +97,15 @@ export class LineScanner {
   #releaseHead(): void {
     const head = Uint8Array.from(this.#head ?? []);
     this.#head = undefined;
-    this.#bom = startsWithBom(head);
+    this.#bom = beginsWithBom(head);
     if (head.length > 0) this.#process(head);
   }
 
   #begin(at: number): void {
     this.#start = at;
     if (this.#startLine === this.#endLine - 1) this.#lastLineStart = at;
-    this.#selection = rangeDecoder();
-    this.#firstLine = rangeDecoder();
+    this.#selection = plainUtf8Decoder();
+    this.#firstLine = plainUtf8Decoder();
   }
 
   /** Processes bytes that start at the current position. */

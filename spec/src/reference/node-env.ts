@@ -25,28 +25,27 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { type ExecutionError, FileError } from "./errors.js";
+import { runExec } from "./exec.js";
+import { toFileInfo } from "./file-info.js";
+import { resolvePath } from "./paths.js";
+import { NodeBinaryReader, NodeDirReader, NodeTextLineReader } from "./readers.js";
+import { err, ok, type Result } from "./result.js";
+import { killProcessTree } from "./shell.js";
+import { abortedFileError, toFileError } from "./to-file-error.js";
 import type {
   BinaryReader,
   Context,
   DirReader,
   ExecutionEnv,
-  ExecutionError,
   FileInfo,
   FileWatcher,
-  Result,
   ShellExecOptions,
   ShellExecResult,
   TextLineReader,
   WatchChange,
   WatchTarget,
-} from "@outpost/sdk";
-import { err, FileError, ok } from "@outpost/sdk";
-import { runExec } from "./exec.js";
-import { toFileInfo } from "./file-info.js";
-import { resolvePath } from "./paths.js";
-import { NodeBinaryReader, NodeDirReader, NodeTextLineReader } from "./readers.js";
-import { killProcessTree } from "./shell.js";
-import { abortedFileError, toFileError } from "./to-file-error.js";
+} from "./types.js";
 import { NodeFileWatcher, type NodeWatchOptions } from "./watcher.js";
 
 export { LineScanner } from "./line-scanner.js";
@@ -166,23 +165,26 @@ export class NodeExecutionEnv implements ExecutionEnv {
     options: { maxLines?: number } | undefined,
     context: Context,
   ): Promise<Result<string[], FileError>> {
+    // §2.5: a defined limit of zero or less answers at once, before any abort or existence check (so does `null`,
+    // which compares as 0). A limit compares numerically (1.5 reads two lines, NaN none); no limit reads all lines.
+    // The reader is closed whatever happens.
     const maxLines = options?.maxLines;
     if (maxLines !== undefined && maxLines <= 0) return ok([]);
+    const limit = maxLines === undefined ? Number.POSITIVE_INFINITY : maxLines;
     const opened = await this.openTextLineReader(path, context);
     if (!opened.ok) return opened;
-    const reader = opened.value;
+    const texts: string[] = [];
     try {
-      const lines: string[] = [];
-      while (maxLines === undefined || lines.length < maxLines) {
-        const line = await reader.readLine(context);
-        if (!line.ok) return line;
-        if (line.value === undefined) break;
-        lines.push(line.value.text);
+      for (let count = 0; count < limit; count++) {
+        const next = await opened.value.readLine(context);
+        if (!next.ok) return err(next.error);
+        if (next.value === undefined) break;
+        texts.push(next.value.text);
       }
-      return ok(lines);
     } finally {
-      await reader.close(context);
+      await opened.value.close(context);
     }
+    return ok(texts);
   }
 
   /** R10: nonblocking open of a regular file (`O_NOFOLLOW` with `noFollow`). */

@@ -6,21 +6,13 @@ import type { Dir } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { lstat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type {
-  BinaryReader,
-  Context,
-  DirReader,
-  FileError,
-  FileInfo,
-  LineScan,
-  Result,
-  TextLine,
-  TextLineReader,
-} from "@outpost/sdk";
-import { err, FileError as FileErrorClass, ok, StreamDecoder } from "@outpost/sdk";
+import { BomDroppingDecoder } from "./decode.js";
+import { FileError } from "./errors.js";
 import { toFileInfo } from "./file-info.js";
 import { LineScanner } from "./line-scanner.js";
+import { err, ok, type Result } from "./result.js";
 import { abortedFileError, toFileError } from "./to-file-error.js";
+import type { BinaryReader, Context, DirReader, FileInfo, LineScan, TextLine, TextLineReader } from "./types.js";
 
 /** Size of one positional read of the text line reader and of `scanLines`. */
 export const LINE_READ_CHUNK = 64 * 1024;
@@ -39,16 +31,22 @@ async function closeQuietly(handle: FileHandle): Promise<void> {
   }
 }
 
-/** Reads one file line by line through positional 64 KiB reads; only LF ends a line. */
+/**
+ * Durable's "strict LF reader" (`durable-env.md` §2.5): decoded text waits in `#pending`; a line is handed out as
+ * soon as an LF is in it, else the next 64 KiB are read at the reader's own byte offset. Only LF ends a line (a CR
+ * stays in the text); the file's leading byte-order mark is dropped, later U+FEFF kept.
+ */
 export class NodeTextLineReader implements TextLineReader {
   readonly #handle: FileHandle;
   readonly #path: string;
-  readonly #decoder = new StreamDecoder();
-  #offset = 0;
-  #text = "";
-  /** Where to continue looking for a newline in `#text` (everything before has none). */
-  #searchFrom = 0;
-  #eof = false;
+  readonly #decoder = new BomDroppingDecoder();
+  /** Decoded text not yet returned as lines. */
+  #pending = "";
+  /** How much of `#pending`, from its start, is known to hold no LF (so it is not searched again). */
+  #scanned = 0;
+  /** Byte offset of the next read. */
+  #position = 0;
+  #atEnd = false;
   #closed = false;
 
   constructor(handle: FileHandle, path: string) {
@@ -56,39 +54,18 @@ export class NodeTextLineReader implements TextLineReader {
     this.#path = path;
   }
 
-  /** Returns the next line, `undefined` at end of file. */
+  /** The next line; `undefined` once the file is exhausted (and on every call after that). */
   async readLine(context: Context): Promise<Result<TextLine | undefined, FileError>> {
     if (isAborted(context)) return err(abortedFileError(this.#path));
-    if (this.#closed) return err(new FileErrorClass("invalid", "Text line reader is closed", this.#path));
+    if (this.#closed) return err(new FileError("invalid", "Text line reader is closed", this.#path));
     try {
-      for (;;) {
-        const newline = this.#text.indexOf("\n", this.#searchFrom);
-        if (newline !== -1) {
-          const text = this.#text.slice(0, newline);
-          this.#text = this.#text.slice(newline + 1);
-          this.#searchFrom = 0;
-          return ok({ text, terminated: true });
-        }
-        this.#searchFrom = this.#text.length;
-        if (this.#eof) {
-          if (this.#text === "") return ok(undefined);
-          const text = this.#text;
-          this.#text = "";
-          this.#searchFrom = 0;
-          return ok({ text, terminated: false });
-        }
-        const buffer = Buffer.allocUnsafe(LINE_READ_CHUNK);
-        const { bytesRead } = await this.#handle.read(buffer, 0, LINE_READ_CHUNK, this.#offset);
-        // The bytes just read are not consumed, so a retry after an abort reads them again.
-        if (isAborted(context)) return err(abortedFileError(this.#path));
-        this.#offset += bytesRead;
-        if (bytesRead === 0) {
-          this.#text += this.#decoder.decode();
-          this.#eof = true;
-        } else {
-          this.#text += this.#decoder.decode(buffer.subarray(0, bytesRead));
-        }
+      let line = this.#takeLine();
+      while (line === null) {
+        const filled = await this.#readMore(context);
+        if (!filled) return err(abortedFileError(this.#path));
+        line = this.#takeLine();
       }
+      return ok(line);
     } catch (error) {
       return err(toFileError(error, this.#path));
     }
@@ -98,8 +75,48 @@ export class NodeTextLineReader implements TextLineReader {
   async close(_context: Context): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#text = "";
+    this.#pending = "";
     await closeQuietly(this.#handle);
+  }
+
+  /**
+   * Removes and returns the first line of `#pending`: one ended by LF, or at end of file the unterminated rest
+   * (`undefined` when nothing is left). `null` means more bytes must be read first.
+   */
+  #takeLine(): TextLine | undefined | null {
+    const lf = this.#pending.indexOf("\n", this.#scanned);
+    if (lf >= 0) {
+      const text = this.#pending.substring(0, lf);
+      this.#pending = this.#pending.substring(lf + 1);
+      this.#scanned = 0;
+      return { text, terminated: true };
+    }
+    this.#scanned = this.#pending.length;
+    if (!this.#atEnd) return null;
+    if (this.#pending.length === 0) return undefined;
+    const rest = this.#pending;
+    this.#pending = "";
+    this.#scanned = 0;
+    return { text: rest, terminated: false };
+  }
+
+  /**
+   * Reads and decodes the next piece of the file; a read of 0 bytes ends the file and flushes the decoder.
+   * Returns false when the context was aborted during the read: the offset is then not advanced, so the same bytes
+   * are read again by the next call.
+   */
+  async #readMore(context: Context): Promise<boolean> {
+    const chunk = Buffer.allocUnsafe(LINE_READ_CHUNK);
+    const { bytesRead } = await this.#handle.read(chunk, 0, LINE_READ_CHUNK, this.#position);
+    if (isAborted(context)) return false;
+    this.#position += bytesRead;
+    if (bytesRead > 0) {
+      this.#pending += this.#decoder.write(chunk.subarray(0, bytesRead));
+    } else {
+      this.#pending += this.#decoder.end();
+      this.#atEnd = true;
+    }
+    return true;
   }
 }
 
@@ -121,7 +138,7 @@ export class NodeBinaryReader implements BinaryReader {
     try {
       const stats = await this.#handle.stat();
       const info = toFileInfo(this.#path, stats);
-      return info === undefined ? err(new FileErrorClass("invalid", "Unsupported file type", this.#path)) : ok(info);
+      return info === undefined ? err(new FileError("invalid", "Unsupported file type", this.#path)) : ok(info);
     } catch (error) {
       return err(toFileError(error, this.#path));
     }
@@ -132,7 +149,7 @@ export class NodeBinaryReader implements BinaryReader {
     const closed = this.#refuse(context);
     if (closed !== undefined) return err(closed);
     if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 0) {
-      return err(new FileErrorClass("invalid", "Offset and length must be non-negative safe integers", this.#path));
+      return err(new FileError("invalid", "Offset and length must be non-negative safe integers", this.#path));
     }
     try {
       const pieces: Uint8Array[] = [];
@@ -170,7 +187,7 @@ export class NodeBinaryReader implements BinaryReader {
     try {
       scanner = new LineScanner(options.startLine, options.endLine);
     } catch {
-      return err(new FileErrorClass("invalid", "Invalid line range", this.#path));
+      return err(new FileError("invalid", "Invalid line range", this.#path));
     }
     try {
       const buffer = Buffer.allocUnsafe(LINE_READ_CHUNK);
@@ -196,7 +213,7 @@ export class NodeBinaryReader implements BinaryReader {
   /** The abort check, then the closed check — in that order. */
   #refuse(context: Context): FileError | undefined {
     if (isAborted(context)) return abortedFileError(this.#path);
-    if (this.#closed) return new FileErrorClass("invalid", "Binary reader is closed", this.#path);
+    if (this.#closed) return new FileError("invalid", "Binary reader is closed", this.#path);
     return undefined;
   }
 }
@@ -216,9 +233,9 @@ export class NodeDirReader implements DirReader {
   /** Up to `maxEntries` entries; entries removed meanwhile and unsupported kinds are skipped and not counted. */
   async next(maxEntries: number, context: Context): Promise<Result<{ entries: FileInfo[]; done: boolean }, FileError>> {
     if (isAborted(context)) return err(abortedFileError(this.#path));
-    if (this.#closed) return err(new FileErrorClass("invalid", "Directory reader is closed", this.#path));
+    if (this.#closed) return err(new FileError("invalid", "Directory reader is closed", this.#path));
     if (!Number.isSafeInteger(maxEntries) || maxEntries <= 0) {
-      return err(new FileErrorClass("invalid", "maxEntries must be a positive safe integer", this.#path));
+      return err(new FileError("invalid", "maxEntries must be a positive safe integer", this.#path));
     }
     const entries: FileInfo[] = [];
     while (!this.#done && entries.length < maxEntries) {

@@ -5,7 +5,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { join, win32 } from "node:path";
-import { ExecutionError, err, ok, type Result } from "@outpost/sdk";
+import { ExecutionError } from "./errors.js";
+import { err, ok, type Result } from "./result.js";
 
 const onWindows = process.platform === "win32";
 

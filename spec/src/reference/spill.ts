@@ -3,8 +3,9 @@
  * the first byte, both streams in arrival order) goes to `pi-output-<uuid>.log` in a fresh temp directory.
  */
 import { createWriteStream, type WriteStream } from "node:fs";
-import type { FileError, Result, ShellSpillOptions } from "@outpost/sdk";
-import { ExecutionError, toError } from "@outpost/sdk";
+import { ExecutionError, type FileError } from "./errors.js";
+import { type Result, toError } from "./result.js";
+import type { ShellSpillOptions } from "./types.js";
 
 /** Buffer size of the spill write stream before it reports backpressure. */
 export const SPILL_HIGH_WATER_MARK = 1024 * 1024;

@@ -1,5 +1,6 @@
 /** Conversion of anything a Node file call throws into a `FileError`, as Durable's `toFileError` does. */
-import { FileError, type FileErrorCode, toError } from "@outpost/sdk";
+import { FileError, type FileErrorCode } from "./errors.js";
+import { toError } from "./result.js";
 
 /** Node error codes with a dedicated `FileError` code; every other code (and a non-Node error) is `unknown`. */
 const CODES: ReadonlyMap<string, FileErrorCode> = new Map<string, FileErrorCode>([

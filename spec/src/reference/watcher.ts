@@ -12,8 +12,8 @@ import type { FSWatcher, Stats } from "node:fs";
 import { watch as nativeWatch } from "node:fs";
 import { lstat, readdir, readFile, stat, statfs } from "node:fs/promises";
 import { dirname, sep } from "node:path";
-import type { FileWatcher, WatchChange, WatchTarget } from "@outpost/sdk";
-import { FileError } from "@outpost/sdk";
+import { FileError } from "./errors.js";
+import type { FileWatcher, WatchChange, WatchTarget } from "./types.js";
 
 /** Watch options of the reference env (Durable's `NodeWatchOptions`). */
 export interface NodeWatchOptions {
