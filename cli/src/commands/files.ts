@@ -112,10 +112,13 @@ export async function watch(session: Session, paths: string[], options: { recurs
   const interrupt = () => stop();
   process.on("SIGINT", interrupt);
   process.on("SIGTERM", interrupt);
+  // The SDK never lets an open watch keep a process alive; this command exists to wait for it, so it holds the loop.
+  const keepAlive = setInterval(() => {}, 60_000);
   try {
     const failure = await done;
     if (failure !== undefined) throw failure;
   } finally {
+    clearInterval(keepAlive);
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
     await watcher.close(context);
