@@ -26,7 +26,7 @@ export function usage(message: string): CliFailure {
 export function failed(what: string, error: FileError | ExecutionError | SshError): CliFailure {
   if (error.code === "not_supported") {
     return new CliFailure(
-      `${what}: the agent on this target does not support this (${error.message}); deploy a newer agent`,
+      `${what}: ${error.message}; this agent is older than the feature (\`outpost deploy\` a newer one)`,
     );
   }
   if (error.code === "aborted") return new CliFailure(`${what}: interrupted`, EXIT.interrupted);

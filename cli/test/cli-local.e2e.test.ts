@@ -6,8 +6,11 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run, start } from "./run-cli.js";
+
+const FAKE_AGENT = fileURLToPath(new URL("../../sdk/test/fixtures/fake-agent.mjs", import.meta.url));
 
 let dir: string;
 
@@ -138,6 +141,23 @@ describe("files", () => {
     expect(globbed.stderr).toContain("stopped at the limit of 1");
     const unignored = await run(["find", "local", tree, "--no-ignore", "--no-hidden", "-g", "*.log"]);
     expect(unignored).toMatchObject({ code: 0, stdout: "src/debug.log\n" });
+  });
+
+  it("says clearly when the agent lacks a feature (find on an agent without listFiles)", async () => {
+    // The SDK's fake agent speaks protocol 1 and announces no listFiles, as an agent from before it would.
+    const fake = join(dir, "old-agent.sh");
+    await writeFile(
+      fake,
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE_AGENT)} good "$@"\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    const result = await run(["--agent-binary", fake, "find", "local", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `outpost: find ${dir}: the agent does not support listFiles; this agent is older than the feature (\`outpost deploy\` a newer one)\n`,
+    );
   });
 
   it("watch prints a change as it comes and stops on Ctrl-C with exit 0", async () => {

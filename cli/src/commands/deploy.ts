@@ -25,6 +25,8 @@ class UploadProgress {
       noTTYOutput: true,
       notTTYSchedule: 1000,
       hideCursor: tty,
+      // Off a terminal the final line is already printed; the bar's closing newline would only add a blank line.
+      clearOnComplete: !tty,
       barsize: 30,
     });
   }
