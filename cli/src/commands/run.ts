@@ -21,9 +21,15 @@ export async function runCommand(session: Session, command: string | readonly st
       { abortSignal: controller.signal },
     );
     if (result.ok) return result.value.exitCode;
+    // On a terminal Ctrl-C also reaches a local agent (same process group), so the call may end as a lost
+    // connection rather than `aborted`; either way the command was interrupted, and the agent killed it.
+    if (controller.signal.aborted) {
+      process.stderr.write("outpost: command: interrupted\n");
+      return EXIT.interrupted;
+    }
     const failure = failed("command", result.error);
     process.stderr.write(`outpost: ${failure.message}\n`);
-    return controller.signal.aborted ? EXIT.interrupted : failure.exitCode;
+    return failure.exitCode;
   } finally {
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
