@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk demo test test-go test-ts test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -17,13 +17,17 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 ## build: the agent for this machine and the SDK
-build: setup agent sdk
+build: setup agent sdk cli
 
 agent:
 	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
 
 sdk: setup
 	npm run build -w @outpost/sdk
+
+## cli: the `outpost` command for people (cli/bin/outpost.mjs runs cli/dist)
+cli: sdk
+	npm run build -w @outpost/cli
 
 ## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv
 demo: build

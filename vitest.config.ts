@@ -14,6 +14,7 @@ export default defineConfig({
   test: {
     include: [
       "sdk/test/**/*.test.ts",
+      "cli/test/**/*.test.ts",
       "spec/test/**/*.test.ts",
       "properties/**/*.test.ts",
       "integrations/*/test/**/*.test.ts",

@@ -1,0 +1,218 @@
+/**
+ * `outpost`: the command line for people, on the SDK. Each command opens its `<target>` (`local` or an SSH
+ * target), does one thing and exits 0 on success, 1 on a failure, 2 on a usage error; `exec` and `sh` exit with the
+ * remote command's code (130 when Ctrl-C aborted it).
+ */
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { deploy } from "./commands/deploy.js";
+import { doctor } from "./commands/doctor.js";
+import { cat, find, get, ls, put, rm, watch } from "./commands/files.js";
+import { accept, forget, scan } from "./commands/hosts.js";
+import { runCommand } from "./commands/run.js";
+import { CliFailure, EXIT, usage } from "./exit.js";
+import { isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
+
+const EXIT_CODES = `
+Exit codes: 0 ok, 1 failure, 2 usage error; exec and sh exit with the remote command's code (130 after Ctrl-C).
+<target> is "local" (this machine, through the local agent) or an SSH target: user@host[:port] or an ssh config alias.`;
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number <= 0) throw new InvalidArgumentError("expected a positive integer");
+  return number;
+}
+
+function program(): Command {
+  const root = new Command("outpost")
+    .description("Run commands, move files, check hosts and deploy the Outpost agent, on this machine or over SSH.")
+    .exitOverride()
+    .showHelpAfterError("(run with --help for usage)")
+    .option("-i, --identity <file>", "a private key to offer over SSH (repeatable)", collect)
+    .option("-F, --ssh-config <file>", 'the ssh config file to read ("none" for none; default ~/.ssh/config)')
+    .option("--known-hosts <file>", "Outpost's known-hosts file (default ~/.outpost/known_hosts)")
+    .option("--trusted-known-hosts <file>", "another known-hosts file to trust, never written (repeatable)", collect)
+    .option("--connect-timeout <seconds>", "seconds to connect and authenticate per SSH hop", positiveInteger)
+    .option("--agent-binary <file>", "the agent binary to run or deploy (default: the packaged one)")
+    .option("-C, --cwd <dir>", "the working directory on the target (default: local cwd, or the remote home)")
+    .addHelpText("after", EXIT_CODES);
+
+  const flags = (command: Command): TargetFlags => command.optsWithGlobals<TargetFlags>();
+  const on = async (command: Command, target: string, use: (session: Session) => Promise<number | undefined>) => {
+    process.exitCode = (await withTarget(target, flags(command), use)) ?? EXIT.ok;
+  };
+  const sshOnly = (what: string, target: string) => {
+    if (isLocal(target)) throw usage(`${what} needs an SSH target, not "local"`);
+  };
+
+  root
+    .command("exec")
+    .description("run a program with arguments (no shell); output streams, its exit code is passed through")
+    .argument("<target>", "local or an SSH target")
+    .argument("<argv...>", "the program and its arguments, after --")
+    .usage("<target> -- <argv...>")
+    .action((target: string, argv: string[], _options, command: Command) =>
+      on(command, target, (session) => runCommand(session, argv)),
+    );
+
+  root
+    .command("sh")
+    .description("run a command line in the target's shell; output streams, its exit code is passed through")
+    .argument("<target>", "local or an SSH target")
+    .argument("<command>", "the command line, quoted as one argument")
+    .action((target: string, line: string, _options, command: Command) =>
+      on(command, target, (session) => runCommand(session, line)),
+    );
+
+  root
+    .command("ls")
+    .description("list a directory (size, name; / marks a directory, @ a symlink)")
+    .argument("<target>")
+    .argument("<path>")
+    .action((target: string, path: string, _options, command: Command) =>
+      on(command, target, async (session) => void (await ls(session, path))),
+    );
+
+  root
+    .command("cat")
+    .description("print a file's bytes")
+    .argument("<target>")
+    .argument("<path>")
+    .action((target: string, path: string, _options, command: Command) =>
+      on(command, target, async (session) => void (await cat(session, path))),
+    );
+
+  root
+    .command("put")
+    .description("copy a local file (- for stdin) to a path on the target")
+    .argument("<target>")
+    .argument("<local>")
+    .argument("<path>")
+    .action((target: string, local: string, path: string, _options, command: Command) =>
+      on(command, target, async (session) => void (await put(session, local, path))),
+    );
+
+  root
+    .command("get")
+    .description("copy a file from the target to a local path (- for stdout)")
+    .argument("<target>")
+    .argument("<path>")
+    .argument("<local>")
+    .action((target: string, path: string, local: string, _options, command: Command) =>
+      on(command, target, async (session) => void (await get(session, path, local))),
+    );
+
+  root
+    .command("rm")
+    .description("remove a file (a directory with -r)")
+    .argument("<target>")
+    .argument("<path>")
+    .option("-r, --recursive", "remove a directory and everything in it")
+    .option("-f, --force", "no error when the path does not exist")
+    .action((target: string, path: string, options: { recursive?: boolean; force?: boolean }, command: Command) =>
+      on(command, target, async (session) => void (await rm(session, path, options))),
+    );
+
+  root
+    .command("find")
+    .description("list the files under a directory, gitignore-aware (the agent's listFiles)")
+    .argument("<target>")
+    .argument("<dir>")
+    .option("-g, --glob <pattern>", "a gitignore-style pattern files must match (repeatable)", collect)
+    .option("-n, --limit <N>", "list at most N paths", positiveInteger)
+    .option("--no-hidden", "skip dot-files and dot-directories")
+    .option("--no-ignore", "do not honour .gitignore and .ignore files")
+    .action(
+      (
+        target: string,
+        dir: string,
+        options: { glob?: string[]; limit?: number; hidden: boolean; ignore: boolean },
+        command: Command,
+      ) => on(command, target, async (session) => void (await find(session, dir, options))),
+    );
+
+  root
+    .command("watch")
+    .description("print changed paths as they come, until Ctrl-C")
+    .argument("<target>")
+    .argument("<paths...>")
+    .option("--no-recursive", "watch only the named paths, not what is under them")
+    .action((target: string, paths: string[], options: { recursive: boolean }, command: Command) =>
+      on(command, target, async (session) => void (await watch(session, paths, options))),
+    );
+
+  const hosts = root.command("hosts").description("SSH host-key trust: scan, accept or forget a target's key");
+  hosts
+    .command("scan")
+    .description("show the host key the target presents (trusts nothing)")
+    .argument("<target>")
+    .action(async (target: string, _options, command: Command) => {
+      sshOnly("hosts scan", target);
+      await scan(target, sshOptions(flags(command)));
+    });
+  hosts
+    .command("accept")
+    .description("trust the target's key: it must have --fingerprint, or be confirmed on the terminal")
+    .argument("<target>")
+    .option("--fingerprint <SHA256:...>", "the fingerprint the key must have (from `hosts scan`, checked out of band)")
+    .action(async (target: string, options: { fingerprint?: string }, command: Command) => {
+      sshOnly("hosts accept", target);
+      await accept(target, options.fingerprint, sshOptions(flags(command)));
+    });
+  hosts
+    .command("forget")
+    .description("remove every key of the target from Outpost's known-hosts file")
+    .argument("<target>")
+    .action(async (target: string, _options, command: Command) => {
+      sshOnly("hosts forget", target);
+      await forget(target, sshOptions(flags(command)));
+    });
+
+  root
+    .command("deploy")
+    .description("upload and verify the agent on an SSH target, with a progress bar")
+    .argument("<target>")
+    .action(async (target: string, _options, command: Command) => {
+      sshOnly("deploy", target);
+      const given = flags(command);
+      await deploy(target, { ...sshOptions(given), agentBinary: given.agentBinary });
+    });
+
+  root
+    .command("doctor")
+    .description("check the target: the agent's own doctor, plus host key, platform and round-trip time")
+    .argument("<target>")
+    .option("--json", "one JSON object instead of lines")
+    .action((target: string, options: { json?: boolean }, command: Command) =>
+      on(command, target, (session) =>
+        doctor(session, isLocal(target) ? undefined : sshOptions(flags(command)), options.json === true),
+      ),
+    );
+
+  for (const command of [...root.commands, ...hosts.commands]) command.addHelpText("after", EXIT_CODES);
+  return root;
+}
+
+async function main(): Promise<void> {
+  try {
+    await program().parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed the message or the help already.
+      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    } else if (error instanceof CliFailure) {
+      process.stderr.write(`outpost: ${error.message}\n`);
+      process.exitCode = error.exitCode;
+    } else {
+      process.stderr.write(`outpost: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = EXIT.failure;
+    }
+  }
+  // An SSH socket or a watcher could keep the loop alive a moment after the work is done; the work is done.
+  process.exit();
+}
+
+await main();

@@ -1,0 +1,106 @@
+/**
+ * The `outpost` command against a real OpenSSH server on 127.0.0.1 (the sshd fixture): host-key scan, accept and
+ * forget; deploy with its progress rendered to a non-TTY as plain lines; sh and doctor over SSH. The CLI runs with
+ * its own temp HOME, no ssh-agent, and flags naming the fixture's files, so no real ~/.ssh is read.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Sshd, startSshd } from "../../sdk/test/fixtures/sshd.js";
+import { run } from "./run-cli.js";
+
+let sshd: Sshd;
+let home: string;
+let flags: string[];
+let env: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), "outpost-cli-home-"));
+  sshd = await startSshd();
+  const options = sshd.options;
+  flags = [
+    "-F",
+    String(options.configFile),
+    "-i",
+    sshd.clientKey,
+    "--known-hosts",
+    join(home, "known_hosts"),
+    "--connect-timeout",
+    "15",
+  ];
+  env = { HOME: home, SSH_AUTH_SOCK: undefined };
+});
+
+afterAll(async () => {
+  await sshd?.stop();
+  await rm(home, { recursive: true, force: true });
+});
+
+const outpost = (...args: string[]) => run([...flags, ...args], env);
+
+describe("outpost over SSH", () => {
+  it("hosts scan shows the fingerprint; accept needs it (or a terminal) and must match; forget removes trust", async () => {
+    const scanned = await outpost("hosts", "scan", sshd.target);
+    expect(scanned.code).toBe(0);
+    expect(scanned.stdout).toBe(`[127.0.0.1]:${sshd.port} ssh-ed25519 ${sshd.fingerprint}\n`);
+
+    const untrusted = await outpost("sh", sshd.target, "true");
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toContain("outpost hosts scan");
+
+    const noTerminal = await outpost("hosts", "accept", sshd.target);
+    expect(noTerminal.code).toBe(2);
+    expect(noTerminal.stderr).toContain("--fingerprint");
+
+    const wrong = await outpost("hosts", "accept", sshd.target, "--fingerprint", `SHA256:${"A".repeat(43)}`);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("fingerprint_mismatch");
+
+    const accepted = await outpost("hosts", "accept", sshd.target, "--fingerprint", sshd.fingerprint);
+    expect(accepted).toMatchObject({ code: 0, stdout: `trusted: [127.0.0.1]:${sshd.port} ${sshd.fingerprint}\n` });
+    const again = await outpost("hosts", "accept", sshd.target, "--fingerprint", sshd.fingerprint);
+    expect(again.stdout).toMatch(/^already trusted: /);
+
+    const shell = await outpost("sh", sshd.target, "echo over ssh; exit 5");
+    expect(shell).toMatchObject({ code: 5, stdout: "over ssh\n" });
+
+    expect((await outpost("hosts", "forget", sshd.target)).code).toBe(0);
+    expect((await outpost("sh", sshd.target, "true")).code).toBe(1);
+    expect((await outpost("hosts", "accept", sshd.target, "--fingerprint", sshd.fingerprint)).code).toBe(0);
+  });
+
+  it("deploy renders progress to a non-TTY as plain lines, then finds the agent verified", async () => {
+    await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
+    const first = await outpost("deploy", sshd.target);
+    expect(first.code).toBe(0);
+    expect(first.stdout).not.toContain("\x1b");
+    const lines = first.stdout.split("\n").filter((line) => line !== "");
+    const progress = lines.filter((line) => line.startsWith("deploy "));
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (const line of progress) expect(line).toMatch(/^deploy \d+% \d+\.\d MiB \/ \d+\.\d MiB \d+\.\d MiB\/s$/);
+    expect(progress[0]).toMatch(/^deploy 0% 0\.0 MiB/);
+    expect(progress[progress.length - 1]).toMatch(/^deploy 100% (\S+ MiB) \/ \1 /);
+    expect(lines[lines.length - 1]).toMatch(
+      /^deployed: .*\/\.outpost\/bin\/outpost-[0-9a-f]{64} \(sha256 [0-9a-f]{64}\)$/,
+    );
+
+    const second = await outpost("deploy", sshd.target);
+    expect(second).toMatchObject({ code: 0 });
+    expect(second.stdout).toMatch(/^already deployed: /);
+  });
+
+  it("doctor runs the deployed agent's doctor and shows host key, platform and round-trip time", async () => {
+    const result = await outpost("doctor", sshd.target, "--json");
+    const report = JSON.parse(result.stdout);
+    expect(result.code).toBe(report.ok ? 0 : 1);
+    expect(report).toMatchObject({
+      target: sshd.target,
+      platform: `linux-${process.arch}`,
+      hostKey: `ssh-ed25519 ${sshd.fingerprint}`,
+    });
+    expect(report.agent).toMatch(/\/\.outpost\/bin\/outpost-[0-9a-f]{64}$/);
+    expect(report.roundTripMs).toBeGreaterThan(0);
+    expect(report.checks.map((check: { name: string }) => check.name)).toContain("tmpdir");
+  });
+});

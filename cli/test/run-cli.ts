@@ -1,0 +1,74 @@
+/**
+ * Runs the built `outpost` command (cli/bin/outpost.mjs, which loads cli/dist) as a child process, as a person's
+ * shell would: stdin, stdout and stderr are pipes, so the CLI sees no terminal.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The CLI's entry point. */
+export const BIN = fileURLToPath(new URL("../bin/outpost.mjs", import.meta.url));
+const DIST = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+
+/** What a finished run printed and how it exited. */
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A running CLI whose output is collected as it comes. */
+export interface Running {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once stdout (or stderr) contains `text`; rejects after `ms`. */
+  waitFor(text: string, stream?: "stdout" | "stderr", ms?: number): Promise<void>;
+  done: Promise<Finished>;
+}
+
+/** Starts `outpost <args>` with `env` layered over this process's environment. */
+export function start(args: readonly string[], env: Record<string, string | undefined> = {}, input?: string): Running {
+  if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run \`make build\``);
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: "pipe" });
+  let out = "";
+  let errText = "";
+  const waiters: (() => void)[] = [];
+  const wake = () => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+    wake();
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    errText += chunk;
+    wake();
+  });
+  child.stdin.end(input);
+  const done = new Promise<Finished>((resolve) => {
+    child.on("close", (code, signal) => resolve({ code, signal, stdout: out, stderr: errText }));
+  });
+  const waitFor = (text: string, stream: "stdout" | "stderr" = "stdout", ms = 10_000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`no ${JSON.stringify(text)} on ${stream} in ${ms} ms; stdout ${out}; stderr ${errText}`)),
+        ms,
+      );
+      const check = () => {
+        if ((stream === "stdout" ? out : errText).includes(text)) {
+          clearTimeout(timer);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
+  return { child, stdout: () => out, stderr: () => errText, waitFor, done };
+}
+
+/** Runs `outpost <args>` to the end. */
+export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input?: string) {
+  return start(args, env, input).done;
+}
