@@ -15,8 +15,9 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/pack" "$work/app"
 npm pack -w @outpost/sdk --pack-destination "$work/pack" --silent >/dev/null
 tarball=$(ls "$work/pack"/*.tgz)
+members=$(tar -tzf "$tarball")
 for member in package/README.md package/LICENSE package/bin/manifest.json package/dist/index.js; do
-  tar -tzf "$tarball" | grep -qx "$member" || { echo "package-test: $member is not in the package" >&2; exit 1; }
+  grep -qx "$member" <<<"$members" || { echo "package-test: $member is not in the package" >&2; exit 1; }
 done
 
 cd "$work/app"
