@@ -7,14 +7,26 @@ import type { ExecutionError, ExecutionErrorCode, FileError, FileErrorCode } fro
 import { err, type Result } from "./result.js";
 import type { BinaryReader, Context, DirReader, LineScan, TextLine, TextLineReader, WatchChange } from "./types.js";
 
-/** A host's `FileError` class, with Durable's constructor signature. */
-export type FileErrorClass = new (code: FileErrorCode, message: string, path?: string, cause?: Error) => FileError;
+/**
+ * A host's `FileError` class, with Durable's constructor signature. Its instances need only Durable's shape (`path`
+ * may be an optional property); the env's types keep calling them `FileError`, which they match at run time.
+ */
+export type FileErrorClass = new (
+  code: FileErrorCode,
+  message: string,
+  path?: string,
+  cause?: Error,
+) => Error & { code: FileErrorCode; path?: string };
 
 /**
  * A host's `ExecutionError` class, with Durable's constructor signature; `spillPath` is assigned after
  * construction, as Durable does.
  */
-export type ExecutionErrorClass = new (code: ExecutionErrorCode, message: string, cause?: Error) => ExecutionError;
+export type ExecutionErrorClass = new (
+  code: ExecutionErrorCode,
+  message: string,
+  cause?: Error,
+) => Error & { code: ExecutionErrorCode; spillPath?: string };
 
 /** The `errors` option of the envs: the classes every failure an env returns is constructed with. */
 export interface HostErrorClasses {
@@ -39,7 +51,7 @@ export class HostErrors {
     const classes = this.#classes;
     // `as object`: the host class has our instance type, so a plain `instanceof` would narrow the rest to never.
     if (classes === undefined || (error as object) instanceof classes.FileError) return error;
-    return new classes.FileError(error.code, error.message, error.path, causeOf(error));
+    return new classes.FileError(error.code, error.message, error.path, causeOf(error)) as FileError;
   }
 
   /** `error` as an instance of the host's `ExecutionError`, its `spillPath` assigned after construction. */
@@ -48,7 +60,7 @@ export class HostErrors {
     if (classes === undefined || (error as object) instanceof classes.ExecutionError) return error;
     const rebuilt = new classes.ExecutionError(error.code, error.message, causeOf(error));
     if (error.spillPath !== undefined) rebuilt.spillPath = error.spillPath;
-    return rebuilt;
+    return rebuilt as ExecutionError;
   }
 
   /** A failed file result with the host's class; successes unchanged. */

@@ -15,11 +15,11 @@ import type { Result } from "../src/result.js";
 import type { WatchChange } from "../src/types.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
-/** A host's FileError: Durable's constructor signature, and no relation to Outpost's class. */
+/** A host's FileError: Durable's constructor and shape (`path?`), and no relation to Outpost's class. */
 class HostFileError extends Error {
-  override readonly name = "FileError";
+  override name = "FileError";
   code: FileErrorCode;
-  path: string | undefined;
+  path?: string;
   constructor(code: FileErrorCode, message: string, path?: string, cause?: Error) {
     super(message, cause === undefined ? undefined : { cause });
     this.code = code;
@@ -29,7 +29,7 @@ class HostFileError extends Error {
 
 /** A host's ExecutionError: Durable's constructor signature; `spillPath` is assigned after construction. */
 class HostExecutionError extends Error {
-  override readonly name = "ExecutionError";
+  override name = "ExecutionError";
   code: ExecutionErrorCode;
   spillPath?: string;
   constructor(code: ExecutionErrorCode, message: string, cause?: Error) {
