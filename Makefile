@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -62,6 +62,11 @@ fuzz:
 ## dist: static, reproducible agents for every platform plus a SHA-256 manifest
 dist: setup
 	VERSION=$(VERSION) LDFLAGS="$(LDFLAGS)" tools/dist.sh
+
+## test-package: packs @outpost/sdk with every platform's agent, installs it into an empty directory and runs
+## LocalExecutionEnv from there with no Go on PATH (.ci/run runs it after `make test`)
+test-package: dist sdk
+	tools/package-test.sh
 
 ## bench: per-operation latency and throughput, Outpost vs the in-process reference; then over a loopback sshd
 bench: build

@@ -29,17 +29,25 @@ export function hostPlatform(): string {
 
 /**
  * The absolute path of the agent packaged for `platform`-`arch` (default: this machine). For this machine,
- * `OUTPOST_AGENT` overrides the packaged binary. Throws if the binary is missing.
+ * `OUTPOST_AGENT` overrides the packaged binary. Throws if the binary is missing, naming the platform the package
+ * lacks. The published package carries every agent `make dist` builds (linux, darwin, windows × x64, arm64): one
+ * package rather than one per platform, because `connectSsh` deploys the remote's agent from this host's package.
  */
 export function packagedAgent(platform: string = hostPlatform(), arch: string = process.arch): string {
   const override = process.env.OUTPOST_AGENT;
   const forHost = platform === hostPlatform() && arch === process.arch;
-  const path =
-    forHost && override !== undefined && override !== ""
-      ? resolve(override)
-      : join(BIN_DIR, `${platform}-${arch}`, platform === "windows" ? "outpost.exe" : "outpost");
+  const name = `${platform}-${arch}`;
+  if (forHost && override !== undefined && override !== "") {
+    const path = resolve(override);
+    if (!existsSync(path)) throw new Error(`No Outpost agent for ${name} at ${path} (set by OUTPOST_AGENT)`);
+    return path;
+  }
+  const path = join(BIN_DIR, name, platform === "windows" ? "outpost.exe" : "outpost");
   if (!existsSync(path)) {
-    throw new Error(`No Outpost agent for ${platform}-${arch} at ${path}; run \`make build\``);
+    throw new Error(
+      `No Outpost agent for ${name} at ${path}: this @outpost/sdk package does not carry the ${name} agent ` +
+        "(a release carries every platform of `make dist`; in a checkout run `make build` for this machine's)",
+    );
   }
   return path;
 }

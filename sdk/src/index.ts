@@ -18,6 +18,7 @@ export {
 export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
 export * from "./errors.js";
 export { type CommandEnv, CommandRunner } from "./exec.js";
+export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./host-errors.js";
 export { LIST_FILES_FEATURE, type ListFilesOptions, type ListFilesResult } from "./list-files.js";
 export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js";
 export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";

@@ -1,6 +1,7 @@
 /** `LocalExecutionEnv`: the Outpost agent for this machine, started as a child process, behind `ExecutionEnv`. */
 import { packagedAgent } from "./agent-binary.js";
 import { Connection } from "./connection.js";
+import type { HostErrorClasses } from "./host-errors.js";
 import { RemoteExecutionEnv } from "./remote-env.js";
 import type { RemoteWatchOptions } from "./watch.js";
 
@@ -18,6 +19,8 @@ export interface LocalExecutionEnvOptions {
   onLog?: (text: string) => void;
   /** Options of every watch, as `NodeExecutionEnv`'s `watch` option. */
   watch?: RemoteWatchOptions;
+  /** The host's error classes every failure is constructed with (see `RemoteExecutionEnvOptions.errors`). */
+  errors?: HostErrorClasses;
 }
 
 /**
@@ -42,6 +45,7 @@ export class LocalExecutionEnv extends RemoteExecutionEnv {
       shellPath: options.shellPath,
       shellEnv: options.shellEnv,
       watch: options.watch,
+      errors: options.errors,
     });
     this.connection = connection;
   }

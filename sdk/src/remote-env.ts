@@ -11,6 +11,7 @@ import { CommandRunner } from "./exec.js";
 import { abortedError, isAborted, nulByteError, toFileError } from "./file-errors.js";
 import { readFileBytes, readFileText, writeContent } from "./file-io.js";
 import { RemoteHandle } from "./handle.js";
+import { type HostErrorClasses, HostErrors } from "./host-errors.js";
 import {
   LIST_FILES_FEATURE,
   type ListFilesOptions,
@@ -53,6 +54,11 @@ export interface RemoteExecutionEnvOptions {
   shellEnv?: Record<string, string | undefined>;
   /** Options of every watch, as `NodeExecutionEnv`'s `watch` option. */
   watch?: RemoteWatchOptions;
+  /**
+   * The host's error classes (e.g. Durable's `FileError` and `ExecutionError`): every failure the env, its readers
+   * and its watchers return is constructed with them, so the host's `instanceof` checks hold. Default: Outpost's.
+   */
+  errors?: HostErrorClasses;
 }
 
 /** A resolved path and the agent facts it was resolved with. */
@@ -77,6 +83,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   readonly #shellPath: string | undefined;
   readonly #shellEnv: Record<string, string | undefined> | undefined;
   readonly #watchOptions: RemoteWatchOptions;
+  readonly #errors: HostErrors;
 
   /** Creates the env; nothing is sent to the agent until the first call. */
   constructor(options: RemoteExecutionEnvOptions) {
@@ -87,6 +94,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     this.#shellPath = options.shellPath;
     this.#shellEnv = options.shellEnv;
     this.#watchOptions = { ...options.watch };
+    this.#errors = new HostErrors(options.errors);
   }
 
   async absolutePath(path: string, _context: Context): Promise<Result<string, FileError>> {
@@ -98,7 +106,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     try {
       return ok(joinOnAgent(await this.#connection.info(), parts));
     } catch (error) {
-      return err(toFileError(error));
+      return this.#fail(toFileError(error));
     }
   }
 
@@ -116,7 +124,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const handle = RemoteHandle.fromReply(this.#connection, reply);
       // Node's line reader never stats the file, so a `statError` here is not a failure.
       await this.#closeIfAborted(handle, signal, resolved);
-      return new RemoteTextLineReader(handle, resolved);
+      return this.#errors.textLineReader(new RemoteTextLineReader(handle, resolved));
     });
   }
 
@@ -155,7 +163,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const reply = await this.#connection.request("open", { path: resolved, noFollow });
       const handle = RemoteHandle.fromReply(this.#connection, reply);
       await this.#closeIfAborted(handle, signal, resolved);
-      return new RemoteBinaryReader(handle, resolved, info);
+      return this.#errors.binaryReader(new RemoteBinaryReader(handle, resolved, info));
     });
   }
 
@@ -172,19 +180,19 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     const located = await this.#locate(path, this.cwd, signal);
     if (!located.ok) return located;
     const { resolved } = located.value;
-    if (isAborted(signal)) return err(abortedError(resolved));
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
     // Validated after the abort check and before the path, like Node (-0 passes: it is >= 0).
     if (!Number.isSafeInteger(size) || size < 0) {
-      return err(new FileError("invalid", "File size must be a non-negative safe integer", resolved));
+      return this.#fail(new FileError("invalid", "File size must be a non-negative safe integer", resolved));
     }
-    if (hasNulByte(resolved)) return err(nulByteError("path", resolved, resolved));
+    if (hasNulByte(resolved)) return this.#fail(nulByteError("path", resolved, resolved));
     try {
       await this.#connection.request("truncate", { path: resolved, size });
     } catch (error) {
-      return err(toFileError(error, resolved));
+      return this.#fail(toFileError(error, resolved));
     }
     // The file is already truncated; an abort meanwhile still reports aborted.
-    return isAborted(signal) ? err(abortedError(resolved)) : ok(undefined);
+    return isAborted(signal) ? this.#fail(abortedError(resolved)) : ok(undefined);
   }
 
   flushFile(path: string, context: Context): Promise<Result<void, FileError>> {
@@ -204,14 +212,14 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     const from = source.value.resolved;
     const to = destination.value.resolved;
     // The only method whose aborted error names the destination; its failures name the source.
-    if (isAborted(signal)) return err(abortedError(to));
-    if (hasNulByte(from)) return err(nulByteError("oldPath", from, from));
-    if (hasNulByte(to)) return err(nulByteError("newPath", to, from));
+    if (isAborted(signal)) return this.#fail(abortedError(to));
+    if (hasNulByte(from)) return this.#fail(nulByteError("oldPath", from, from));
+    if (hasNulByte(to)) return this.#fail(nulByteError("newPath", to, from));
     try {
       await this.#connection.request("rename", { path: from, to });
       return ok(undefined);
     } catch (error) {
-      return err(toFileError(error, from));
+      return this.#fail(toFileError(error, from));
     }
   }
 
@@ -242,15 +250,15 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     const located = await this.#locate(path, this.cwd, signal);
     if (!located.ok) return located;
     const { resolved, info } = located.value;
-    if (isAborted(signal)) return err(abortedError(resolved));
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
     const wire = validateListFilesOptions(options, resolved);
-    if (!wire.ok) return wire;
-    if (!info.features.includes(LIST_FILES_FEATURE)) return err(notSupported(resolved));
-    if (hasNulByte(resolved)) return err(nulByteError("path", resolved, resolved));
+    if (!wire.ok) return this.#fail(wire.error);
+    if (!info.features.includes(LIST_FILES_FEATURE)) return this.#fail(notSupported(resolved));
+    if (hasNulByte(resolved)) return this.#fail(nulByteError("path", resolved, resolved));
     try {
       return ok(await listFilesOnAgent(this.#connection, resolved, wire.value, options?.onPage, signal));
     } catch (error) {
-      return err(toFileError(error, resolved));
+      return this.#fail(toFileError(error, resolved));
     }
   }
 
@@ -261,7 +269,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
         await this.#connection.request("opendir", { path: resolved }),
       );
       await this.#closeIfAborted(handle, signal, resolved);
-      return new RemoteDirReader(handle, resolved, info);
+      return this.#errors.dirReader(new RemoteDirReader(handle, resolved, info));
     });
   }
 
@@ -276,19 +284,20 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     context: Context,
   ): Promise<Result<FileWatcher, FileError>> {
     const signal = context.abortSignal;
-    if (isAborted(signal)) return err(abortedError(undefined));
+    if (isAborted(signal)) return this.#fail(abortedError(undefined));
     let watcher: RemoteWatcher;
     try {
       const info = await this.#connection.info();
       const cwd = this.cwd;
       const resolved = targets.map((target) => resolveEnvPath(info, cwd, target.path));
-      watcher = await RemoteWatcher.open(this.#connection, targets, resolved, onChange, this.#watchOptions);
+      const relay = this.#errors.onChange(onChange);
+      watcher = await RemoteWatcher.open(this.#connection, targets, resolved, relay, this.#watchOptions);
     } catch (error) {
-      return err(isAborted(signal) ? abortedError(undefined) : toFileError(error));
+      return this.#fail(isAborted(signal) ? abortedError(undefined) : toFileError(error));
     }
     if (isAborted(signal)) {
       await watcher.close();
-      return err(abortedError(undefined));
+      return this.#fail(abortedError(undefined));
     }
     return ok(watcher);
   }
@@ -327,16 +336,16 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   }
 
   async createTempDir(prefix: string | undefined, context: Context): Promise<Result<string, FileError>> {
-    if (isAborted(context.abortSignal)) return err(abortedError(undefined));
+    if (isAborted(context.abortSignal)) return this.#fail(abortedError(undefined));
     try {
       const info = await this.#connection.info();
       // Only a missing prefix defaults; "" stays "", giving a sibling of the temp directory, as in Node.
       const template = joinOnAgent(info, [info.tmpdir, prefix ?? "tmp-"]);
-      if (hasNulByte(template)) return err(nulByteError("prefix", template, undefined));
+      if (hasNulByte(template)) return this.#fail(nulByteError("prefix", template, undefined));
       return ok(stringField((await this.#connection.request("mkdtemp", { path: template })).json, "path"));
     } catch (error) {
       // Node's error names the template with its random characters filled in; the agent's does the same.
-      return err(toFileError(error));
+      return this.#fail(toFileError(error));
     }
   }
 
@@ -351,11 +360,11 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const info = await this.#connection.info();
       const name = (options?.prefix ?? "") + randomUUID() + (options?.suffix ?? "");
       filePath = joinOnAgent(info, [directory.value, name]);
-      if (hasNulByte(filePath)) return err(nulByteError("path", filePath, filePath));
+      if (hasNulByte(filePath)) return this.#fail(nulByteError("path", filePath, filePath));
       await writeContent(this.#connection, filePath, new Uint8Array(0), { append: false, parents: false });
       return ok(filePath);
     } catch (error) {
-      return err(toFileError(error, filePath));
+      return this.#fail(toFileError(error, filePath));
     }
   }
 
@@ -364,13 +373,14 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     options: ShellExecOptions<C> | undefined,
     context: C,
   ): Promise<Result<ShellExecResult, ExecutionError>> {
-    return this.#runner.exec(command, options, context, {
+    const running = this.#runner.exec(command, options, context, {
       cwd: this.cwd,
       resolve: (path) => this.#resolvePath(path),
       shellPath: this.#shellPath,
       shellEnv: this.#shellEnv,
       hostEnv: this.commandHostEnv(),
     });
+    return running.then((result) => this.#errors.executionResult(result));
   }
 
   /**
@@ -384,6 +394,11 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   /** Kills every command this env still runs (they settle with exit code 137); never fails. */
   async cleanup(_context: Context): Promise<void> {
     await this.#runner.cleanup();
+  }
+
+  /** A failed result with `error` rebuilt with the host's class (the one place env failures leave through). */
+  #fail(error: FileError): Result<never, FileError> {
+    return err(this.#errors.file(error));
   }
 
   /** The env's path resolution for `exec`'s `options.cwd`; throws when the agent cannot be reached. */
@@ -401,7 +416,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const info = await this.#connection.info();
       return ok({ resolved: resolveEnvPath(info, cwd, path), info });
     } catch (error) {
-      return err(isAborted(signal) ? abortedError(path) : toFileError(error, path));
+      return this.#fail(isAborted(signal) ? abortedError(path) : toFileError(error, path));
     }
   }
 
@@ -418,12 +433,12 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     const located = await this.#locate(path, this.cwd, signal);
     if (!located.ok) return located;
     const { resolved } = located.value;
-    if (isAborted(signal)) return err(abortedError(resolved));
-    if (hasNulByte(resolved)) return err(nulByteError("path", resolved, resolved));
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
+    if (hasNulByte(resolved)) return this.#fail(nulByteError("path", resolved, resolved));
     try {
       return ok(await body(located.value, signal));
     } catch (error) {
-      return err(toFileError(error, resolved));
+      return this.#fail(toFileError(error, resolved));
     }
   }
 
@@ -448,7 +463,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     const located = await this.#locate(path, this.cwd, signal);
     if (!located.ok) return located;
     const { resolved, info } = located.value;
-    if (isAborted(signal)) return err(abortedError(resolved));
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
     if (hasNulByte(resolved)) return this.#refuseNulAfterParents(resolved, info, signal);
     try {
       await writeContent(this.#connection, resolved, contentBytes(content), {
@@ -457,9 +472,9 @@ export class RemoteExecutionEnv implements ExecutionEnv {
         signal: append ? undefined : signal,
       });
     } catch (error) {
-      return err(toFileError(error, resolved));
+      return this.#fail(toFileError(error, resolved));
     }
-    return append && isAborted(signal) ? err(abortedError(resolved)) : ok(undefined);
+    return append && isAborted(signal) ? this.#fail(abortedError(resolved)) : ok(undefined);
   }
 
   /**
@@ -472,13 +487,13 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     signal: AbortSignal | undefined,
   ): Promise<Result<void, FileError>> {
     const parent = dirnameOnAgent(info, resolved);
-    if (hasNulByte(parent)) return err(nulByteError("path", parent, resolved));
+    if (hasNulByte(parent)) return this.#fail(nulByteError("path", parent, resolved));
     try {
       await this.#connection.request("mkdir", { path: parent, recursive: true });
     } catch (error) {
-      return err(toFileError(error, resolved));
+      return this.#fail(toFileError(error, resolved));
     }
-    if (isAborted(signal)) return err(abortedError(resolved));
-    return err(nulByteError("path", resolved, resolved));
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
+    return this.#fail(nulByteError("path", resolved, resolved));
   }
 }

@@ -48,18 +48,18 @@ describe("packagedAgent", () => {
       process.chdir(cwd);
     }
     expect(() => packagedAgent("plan9", "mips")).toThrow(
-      `No Outpost agent for plan9-mips at ${join(SDK_ROOT, "bin", "plan9-mips", "outpost")}; run \`make build\``,
+      `No Outpost agent for plan9-mips at ${join(SDK_ROOT, "bin", "plan9-mips", "outpost")}: this @outpost/sdk package does not carry the plan9-mips agent`,
     );
   });
 
   it("reports a missing agent clearly, with .exe on Windows", () => {
     delete process.env.OUTPOST_AGENT;
     expect(() => packagedAgent("windows", "riscv")).toThrow(
-      `No Outpost agent for windows-riscv at ${join(SDK_ROOT, "bin", "windows-riscv", "outpost.exe")}; run \`make build\``,
+      `No Outpost agent for windows-riscv at ${join(SDK_ROOT, "bin", "windows-riscv", "outpost.exe")}: this @outpost/sdk package does not carry the windows-riscv agent`,
     );
     process.env.OUTPOST_AGENT = "/nonexistent/outpost";
     expect(() => packagedAgent()).toThrow(
-      `No Outpost agent for ${hostPlatform()}-${process.arch} at /nonexistent/outpost; run \`make build\``,
+      `No Outpost agent for ${hostPlatform()}-${process.arch} at /nonexistent/outpost (set by OUTPOST_AGENT)`,
     );
   });
 });

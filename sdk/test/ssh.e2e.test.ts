@@ -15,6 +15,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packagedAgent } from "../src/agent-binary.js";
 import { isConnectionLost } from "../src/connection.js";
+import type { ExecutionErrorCode, FileErrorCode } from "../src/errors.js";
 import { getOrThrow } from "../src/result.js";
 import {
   acceptHostKey,
@@ -281,6 +282,45 @@ describe("deployment", () => {
 });
 
 describe("sessions", () => {
+  it("an env made with the host's error classes returns them for file and command failures", async () => {
+    class HostFileError extends Error {
+      override readonly name = "FileError";
+      path: string | undefined;
+      constructor(
+        readonly code: FileErrorCode,
+        message: string,
+        path?: string,
+        cause?: Error,
+      ) {
+        super(message, cause === undefined ? undefined : { cause });
+        this.path = path;
+      }
+    }
+    class HostExecutionError extends Error {
+      override readonly name = "ExecutionError";
+      spillPath?: string;
+      constructor(
+        readonly code: ExecutionErrorCode,
+        message: string,
+        cause?: Error,
+      ) {
+        super(message, cause === undefined ? undefined : { cause });
+      }
+    }
+    const errors = { FileError: HostFileError, ExecutionError: HostExecutionError };
+    const env = getOrThrow(await connectSsh(sshd.target, { ...(await trusted()), errors }));
+    try {
+      const missing = await env.readTextFile("outpost-missing-file", none);
+      expect(missing.ok ? undefined : missing.error).toBeInstanceOf(HostFileError);
+      expect(missing.ok ? undefined : missing.error.code).toBe("not_found");
+      const timedOut = await env.exec("sleep 5", { timeout: 0.3 }, none);
+      expect(timedOut.ok ? undefined : timedOut.error).toBeInstanceOf(HostExecutionError);
+      expect(timedOut.ok ? undefined : timedOut.error.code).toBe("timeout");
+    } finally {
+      await env.close();
+    }
+  });
+
   it("a killed SSH connection fails the running exec as lost, leaves no process behind, and the next call reconnects", async () => {
     const options = await trusted();
     const env = getOrThrow(await connectSsh(sshd.target, options));

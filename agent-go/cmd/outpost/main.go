@@ -1,10 +1,11 @@
-// Command outpost is the Outpost agent: it runs on the target machine and serves file operations, commands and
-// watches over pi-env protocol 1 on stdin/stdout.
+// Command outpost is the Outpost agent: it runs on the target machine and serves file operations, commands,
+// watches and listFiles over pi-env protocol 1 on stdin/stdout.
 //
 //	outpost serve --token <hex>   speak the protocol; the token is echoed in the sync line
 //	outpost --version             print "outpost <version>"
 //	outpost version [--json]      version, protocol, platform and the binary's SHA-256 (for ops tools)
 //	outpost install [--dir D]     copy itself to where the SDK deploys it (~/.outpost/bin/outpost-<sha256>)
+//	outpost doctor [--json]       the machine's readiness (shell, tmpdir, clock, watch mode, limits, orphans)
 package main
 
 import (

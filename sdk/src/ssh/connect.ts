@@ -6,6 +6,7 @@
  */
 import type { ClientChannel } from "ssh2";
 import { type AgentProcess, Connection } from "../connection.js";
+import type { HostErrorClasses } from "../host-errors.js";
 import { RemoteExecutionEnv } from "../remote-env.js";
 import { err, ok, type Result } from "../result.js";
 import { SshAgentProcess } from "./agent-process.js";
@@ -43,6 +44,8 @@ export interface SshEnvOptions extends SshConnectOptions {
   shellPath?: string;
   /** Variables layered over the agent's environment for every command. */
   shellEnv?: Record<string, string | undefined>;
+  /** The host's error classes every failure of the env is constructed with (see `RemoteExecutionEnvOptions`). */
+  errors?: HostErrorClasses;
 }
 
 /**
@@ -226,6 +229,7 @@ export class SshExecutionEnv extends RemoteExecutionEnv {
       cwd: options.cwd ?? platform.home,
       shellPath: options.shellPath,
       shellEnv: options.shellEnv,
+      errors: options.errors,
     });
     this.connection = connection;
     this.platform = platform;
