@@ -12,6 +12,16 @@ import (
 // selfPath is the running binary; a variable so tests can point it at a file of their own.
 var selfPath = os.Executable
 
+// selfIdentity is the running binary's path and hex SHA-256, the name it is installed and deployed under.
+func selfIdentity() (path, sum string, err error) {
+	path, err = selfPath()
+	if err != nil {
+		return "", "", fmt.Errorf("find the running binary: %w", err)
+	}
+	sum, err = fileSHA256(path)
+	return path, sum, err
+}
+
 // fileSHA256 is the hex SHA-256 of the file at path, the name the SDK deploys a binary under.
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)

@@ -56,11 +56,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 // install places a verified copy of the running binary in dir: directory mode 0700, file mode 0755, written under a
 // temporary name and renamed, so no half-written binary ever carries the final name.
 func install(dir string) (installResult, error) {
-	self, err := selfPath()
-	if err != nil {
-		return installResult{}, fmt.Errorf("find the running binary: %w", err)
-	}
-	sum, err := fileSHA256(self)
+	self, sum, err := selfIdentity()
 	if err != nil {
 		return installResult{}, err
 	}

@@ -43,11 +43,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 }
 
 func currentVersion() (versionInfo, error) {
-	path, err := selfPath()
-	if err != nil {
-		return versionInfo{}, fmt.Errorf("find the running binary: %w", err)
-	}
-	sum, err := fileSHA256(path)
+	path, sum, err := selfIdentity()
 	if err != nil {
 		return versionInfo{}, err
 	}
