@@ -342,20 +342,28 @@ func TestNoDescendantSurvivesTheAgent(t *testing.T) {
 	for _, ending := range endings {
 		for _, tree := range escapingTrees {
 			t.Run(ending.name+"/"+tree.name, func(t *testing.T) {
-				sleep := uniqueSleep(100)
-				t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
-				a := startAgent(t)
-				script := fmt.Sprintf(tree.script, strings.Join(sleep, " "))
-				a.request(1, execArgv(dir, []string{"sh", "-c", script}), nil)
-				if f, err := a.next(); err != nil || f.Type != frame.Event {
-					t.Fatalf("the command did not start: %v %v", f, err)
-				}
-				waitProcesses(t, tree.n, sleep...)
+				a, sleep := startEscapingTree(t, dir, tree.script, tree.n)
 				ending.end(a)
 				waitProcesses(t, 0, sleep...)
 			})
 		}
 	}
+}
+
+// startEscapingTree starts an agent running script (an escapingTrees entry, with its sleeps marked by a unique
+// duration) as request 1 and waits until its n marked sleeps run; they are killed at the test's end if they
+// survived it.
+func startEscapingTree(t *testing.T, dir, script string, n int) (*agent, []string) {
+	t.Helper()
+	sleep := uniqueSleep(100)
+	t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
+	a := startAgent(t)
+	a.request(1, execArgv(dir, []string{"sh", "-c", fmt.Sprintf(script, strings.Join(sleep, " "))}), nil)
+	if f, err := a.next(); err != nil || f.Type != frame.Event {
+		t.Fatalf("the command did not start: %v %v", f, err)
+	}
+	waitProcesses(t, n, sleep...)
+	return a, sleep
 }
 
 // A command killed by its timeout (or an abort, or cleanup()) takes with it the descendants that left its
@@ -364,15 +372,7 @@ func TestKilledCommandTakesItsEscapedDescendants(t *testing.T) {
 	dir := t.TempDir()
 	for _, tree := range escapingTrees {
 		t.Run(tree.name, func(t *testing.T) {
-			sleep := uniqueSleep(100)
-			t.Cleanup(func() { killAll(processesRunning(t, sleep...)) })
-			a := startAgent(t)
-			script := fmt.Sprintf(tree.script, strings.Join(sleep, " "))
-			a.request(1, execArgv(dir, []string{"sh", "-c", script}), nil)
-			if f, err := a.next(); err != nil || f.Type != frame.Event {
-				t.Fatalf("the command did not start: %v %v", f, err)
-			}
-			waitProcesses(t, tree.n, sleep...)
+			a, sleep := startEscapingTree(t, dir, tree.script, tree.n)
 			if err := a.send(frame.Frame{Type: frame.Cancel, ID: 1, JSON: []byte(`{"mode":"kill"}`)}); err != nil {
 				t.Fatal(err)
 			}
