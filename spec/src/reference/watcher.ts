@@ -25,7 +25,7 @@ export interface NodeWatchOptions {
   maxDirectories?: number;
 }
 
-/** WA rules' constants (semantics §17). */
+/** WA rules' constants (semantics §18). */
 const DEBOUNCE_MS = 50;
 const FSEVENTS_SETTLE_MS = 500;
 const DEFAULT_POLL_MS = 2000;
