@@ -44,10 +44,11 @@ export interface ConnectionOptions {
   startTimeoutMs?: number;
   /**
    * Bounds, in milliseconds, how long each request other than `exec` and `watch` (which last as long as their
-   * command or watcher) may wait for its answer. Default: none, as Node's file operations have none — an agent
-   * that keeps pinging but never answers would leave the request waiting. A request that runs out of time fails
-   * as lost (`{lost: true, timedOut: true}`: its outcome is unknown), a cancel is sent for it, and a late answer is
-   * ignored. `RequestOptions.timeoutMs` overrides it per request.
+   * command or watcher) may wait for its answer; starting the agent is not a request (the start has its own
+   * timeout). Default: none, as Node's file operations have none — an agent that keeps pinging but never answers
+   * would leave the request waiting. A request that runs out of time fails as lost (`{lost: true, timedOut:
+   * true}`: its outcome is unknown), a cancel is sent for it, and a late answer is ignored.
+   * `RequestOptions.timeoutMs` overrides it per request.
    */
   requestTimeoutMs?: number;
 }

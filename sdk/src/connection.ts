@@ -145,7 +145,8 @@ export class Connection {
     startTimer.unref();
     session.timers.push(startTimer);
     try {
-      const hello = await this.#send(session, "hello", { protocol: PROTOCOL }, {});
+      // The start timer bounds the hello: requestTimeoutMs is for requests, not for starting the agent.
+      const hello = await this.#send(session, "hello", { protocol: PROTOCOL }, { timeoutMs: Number.POSITIVE_INFINITY });
       if (hello.json.protocol !== PROTOCOL) {
         throw lostError(`Unsupported protocol ${String(hello.json.protocol)}`);
       }
