@@ -6,6 +6,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: {
+      // Before "@outpost/sdk", which would otherwise match the subpath as a prefix.
+      "@outpost/sdk/protocol": here("./sdk/src/protocol.ts"),
       "@outpost/sdk": here("./sdk/src/index.ts"),
       "@outpost/spec/reference": here("./spec/src/reference/node-env.ts"),
       "@outpost/spec/conformance": here("./spec/src/conformance/index.ts"),

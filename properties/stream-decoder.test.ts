@@ -5,7 +5,7 @@
  * text must equal `new TextDecoder().decode(allBytes)`: a BOM dropped only at the very start, every later U+FEFF
  * kept, one U+FFFD per maximal invalid subpart, a character split across pieces decoded whole.
  */
-import { StreamDecoder } from "@outpost/sdk";
+import { StreamDecoder } from "@outpost/sdk/protocol";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { BomDroppingDecoder } from "../spec/src/reference/decode.js";

@@ -1,11 +1,13 @@
 // Run from a directory where @outpost/sdk was installed from its packed tarball (tools/package-test.sh): every
 // platform's agent is where packagedAgent() looks and matches the manifest's SHA-256, and LocalExecutionEnv works
-// (file operations and a command) with nothing but Node on this machine.
+// (file operations and a command) with nothing but Node on this machine; the `@outpost/sdk/protocol` subpath
+// resolves and works (a raw request, a lost connection recognised, the stream decoder).
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalExecutionEnv, packagedAgent, readManifest } from "@outpost/sdk";
+import { Connection, LocalExecutionEnv, packagedAgent, readManifest } from "@outpost/sdk";
+import { isConnectionLost, RemoteError, StreamDecoder } from "@outpost/sdk/protocol";
 
 function check(condition, what) {
   if (!condition) throw new Error(`package smoke test: ${what}`);
@@ -47,8 +49,26 @@ try {
   const ran = await env.exec("cat notes/a.txt; echo done", { onOutput: (chunk) => (output += chunk) }, context);
   check(ran.ok && ran.value.exitCode === 0, `exec: ${JSON.stringify(ran)}`);
   check(output === "one\ntwo\ndone\n", `exec output: ${JSON.stringify(output)}`);
+  // The protocol subpath: a raw request on the env's connection.
+  const stat = await env.connection.request("lstat", { path: join(dir, "notes", "a.txt") });
+  const info = stat.json.info ?? stat.json;
+  check(info.kind === "file" && info.size === 8, `raw lstat: ${JSON.stringify(stat.json)}`);
 } finally {
   await env.close();
   await rm(dir, { recursive: true, force: true });
 }
+const decoder = new StreamDecoder();
+const euro = Buffer.from("\ufeff€", "utf8");
+const decoded = decoder.decode(euro.subarray(0, 4)) + decoder.decode(euro.subarray(4)) + decoder.decode();
+check(decoded === "€", `StreamDecoder: ${JSON.stringify(decoded)}`);
+const nowhere = new Connection({ command: [join(dir, "no-such-agent")] });
+const failure = await nowhere.info().then(
+  () => undefined,
+  (error) => error,
+);
+check(
+  failure instanceof RemoteError && isConnectionLost(failure) && failure.code === "spawn_error",
+  `a connection to a missing agent: ${failure}`,
+);
+await nowhere.close();
 console.log("package smoke test: ok");

@@ -1,3 +1,9 @@
+/**
+ * `@outpost/sdk`: what a host uses — the envs (`LocalExecutionEnv`, `RemoteExecutionEnv`, the SSH env and its
+ * helpers), their option types, `Result` and its helpers, the error classes and the `ExecutionEnv` types. The
+ * protocol-level pieces (raw request types, the exec and watch clients, stream decoding) are in
+ * `@outpost/sdk/protocol` (`protocol.ts`).
+ */
 export {
   type AgentManifest,
   type AgentManifestEntry,
@@ -5,21 +11,10 @@ export {
   packagedAgent,
   readManifest,
 } from "./agent-binary.js";
-export {
-  type AgentProcess,
-  Connection,
-  type ConnectionOptions,
-  isConnectionLost,
-  RemoteError,
-  type RemoteInfo,
-  type Reply,
-  type RequestOptions,
-} from "./connection.js";
-export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
+export { type AgentProcess, Connection, type ConnectionOptions, type RemoteInfo } from "./connection.js";
 export * from "./errors.js";
-export { type CommandEnv, CommandRunner } from "./exec.js";
 export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./host-errors.js";
-export { LIST_FILES_FEATURE, type ListFilesOptions, type ListFilesResult } from "./list-files.js";
+export type { ListFilesOptions, ListFilesResult } from "./list-files.js";
 export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js";
 export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";
 export * from "./result.js";
@@ -43,4 +38,4 @@ export { HostKeyChangedError, HostKeyUnknownError, SshError, type SshErrorCode }
 export type { RemotePlatform } from "./ssh/platform.js";
 export type { SshTargetOptions } from "./ssh/target.js";
 export type * from "./types.js";
-export { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";
+export type { RemoteWatchOptions } from "./watch.js";

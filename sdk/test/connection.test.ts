@@ -444,6 +444,12 @@ describe("request deadlines", () => {
     expect((await connection.request("echo", { value: 1 })).json.echo).toEqual({ value: 1, op: "echo" });
   });
 
+  it("does not bound the agent's start by requestTimeoutMs (the start timeout does)", async () => {
+    // No agent answers hello within 1 ms of being spawned; the start must still succeed.
+    const connection = connect({ command: fake("good"), requestTimeoutMs: 1 });
+    expect((await connection.info()).protocol).toBe(1);
+  });
+
   it("applies the connection's requestTimeoutMs to every request but exec and watch", async () => {
     const connection = connect({ command: fake("good"), requestTimeoutMs: 100 });
     const error = await rejection(connection.request("wait", {}));

@@ -142,7 +142,7 @@ async function launchOverOpenssh(
 export class SshConnection extends Connection {
   readonly #state: StartState;
 
-  /** @internal Use {@link sshConnection}, which validates the options first. */
+  /** Hosts call {@link sshConnection}, which validates the options first. */
   constructor(target: string, options: SshConnectOptions) {
     const state: StartState = {};
     super({
@@ -221,7 +221,7 @@ export class SshExecutionEnv extends RemoteExecutionEnv {
   /** The remote system. */
   readonly platform: RemotePlatform;
 
-  /** @internal Use {@link connectSsh}. */
+  /** Hosts call {@link connectSsh}, which connects and detects the platform first. */
   constructor(connection: SshConnection, platform: RemotePlatform, id: string, options: SshEnvOptions) {
     super({
       connection,
