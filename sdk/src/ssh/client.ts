@@ -170,6 +170,7 @@ function connectHop(
       username: hop.user,
       readyTimeout: hop.connectTimeoutMs,
       keepaliveInterval: hop.keepaliveMs,
+      keepaliveCountMax: hop.keepaliveCountMax,
       algorithms: { serverHostKey: hostKeyAlgorithms(policy.kind === "verify" ? trust : undefined) as never },
       authHandler: authHandler(methods),
       hostVerifier: (key: Buffer) => {

@@ -38,6 +38,7 @@ export function opensshArguments(target: string, options: SshTargetOptions, rout
   ];
   if (options.connectTimeout !== undefined) settings.push(`ConnectTimeout=${Math.ceil(options.connectTimeout)}`);
   if (options.serverAliveInterval !== undefined) settings.push(`ServerAliveInterval=${options.serverAliveInterval}`);
+  if (options.serverAliveCountMax !== undefined) settings.push(`ServerAliveCountMax=${options.serverAliveCountMax}`);
   if (options.agent === false) settings.push("IdentityAgent=none");
   else if (options.agent !== undefined) settings.push(`IdentityAgent=${optionPath(expandHome(options.agent))}`);
   if (options.identityFiles !== undefined) {
