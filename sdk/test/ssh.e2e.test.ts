@@ -349,6 +349,43 @@ describe("sessions", () => {
     await env.close();
   });
 
+  for (const transport of ["ssh2", "openssh"] as const) {
+    it(`with ServerAliveInterval, a server that stops answering is lost by the keepalives, then the next call reconnects (${transport})`, async () => {
+      const interval = 1;
+      const countMax = 2;
+      const options = { ...(await trusted()), transport, serverAliveInterval: interval, serverAliveCountMax: countMax };
+      const env = getOrThrow(await connectSsh(sshd.target, options));
+      expect(await output(env, "echo alive")).toBe("alive\n");
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const pending = env.exec("echo started; exec sleep 60", { onOutput: () => started() }, none);
+      await running;
+      // The server's session processes stop but the TCP connection stays up: only keepalives can tell.
+      const stopped = await sshd.sessions();
+      for (const pid of stopped) process.kill(pid, "SIGSTOP");
+      const since = Date.now();
+      try {
+        const result = await pending;
+        const lostAfterMs = Date.now() - since;
+        expect(result.ok ? undefined : result.error.code).toBe("unknown");
+        // ssh2 and OpenSSH both give up after countMax unanswered keepalives, one interval after the last; the
+        // agent link's own silence limit (30 s) would take far longer. Slack for a loaded machine.
+        expect(lostAfterMs).toBeGreaterThanOrEqual((interval * countMax - 0.5) * 1000);
+        expect(lostAfterMs).toBeLessThan((interval * (countMax + 1) + 2.5) * 1000);
+      } finally {
+        for (const pid of stopped) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // Already gone.
+          }
+        }
+      }
+      expect(await output(env, "echo reconnected")).toBe("reconnected\n");
+      await env.close();
+    }, 30_000);
+  }
+
   it("an idle SSH env never keeps the host process alive", async () => {
     const options = await trusted();
     const script = fileURLToPath(new URL("./fixtures/ssh-idle.ts", import.meta.url));
@@ -541,6 +578,41 @@ describe("authentication", () => {
       agent.kill();
     }
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "answers keyboard-interactive prompts (PAM) through the password callback, the server's prompt passed on",
+    async () => {
+      const server = await startSshd({ pam: true, config: ["AuthenticationMethods keyboard-interactive"] });
+      const name = `outpost-ki${process.pid % 1000}`;
+      const home = join(server.dir, "ki-home");
+      const hash = (await run("openssl", ["passwd", "-6", "k i"])).stdout.trim();
+      const remove = await createUser(name, home, "/bin/bash", hash);
+      try {
+        const target = `${name}@127.0.0.1:${server.port}`;
+        const options = { ...(await trusted(server)), identityFiles: [] };
+        const wrong = await connectSsh(target, { ...options, password: () => "wrong" });
+        expect(wrong.ok ? undefined : wrong.error.code).toBe("auth");
+        const prompts: string[] = [];
+        const env = getOrThrow(
+          await connectSsh(target, {
+            ...options,
+            password: ({ user, prompt }) => {
+              prompts.push(`${user} ${prompt}`);
+              return "k i";
+            },
+          }),
+        );
+        // PAM's own prompt (password authentication is not offered, so this came through keyboard-interactive).
+        expect(prompts).toEqual([`${name} Password: `]);
+        expect(await output(env, "id -un")).toBe(`${name}\n`);
+        await env.close();
+      } finally {
+        await remove();
+        await server.stop();
+      }
+    },
+    30_000,
+  );
 
   it.runIf(process.getuid?.() === 0)("asks the password callback for password authentication", async () => {
     const server = await startSshd({ config: ["PasswordAuthentication yes"] });
