@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +27,8 @@ import {
   scanHostKey,
 } from "../src/ssh/connect.js";
 import { HostKeyChangedError, HostKeyUnknownError, SshError } from "../src/ssh/errors.js";
-import type { SshTargetOptions } from "../src/ssh/target.js";
+import { opensshCommand, runSsh } from "../src/ssh/openssh.js";
+import { resolveRoute, type SshTargetOptions } from "../src/ssh/target.js";
 import type { ExecutionEnv } from "../src/types.js";
 import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
 
@@ -509,19 +510,45 @@ describe("jump hosts", () => {
         ].join("\n"),
       );
       const options = { ...fresh(), configFile: config };
+      const jumpName = `[127.0.0.1]:${jump.port}`;
       // The jump host's key is not trusted yet: nothing gets through it.
       const untrusted = await scanHostKey("outpost-target", options);
       expect(untrusted.ok ? undefined : untrusted.error).toBeInstanceOf(HostKeyUnknownError);
-      expect(untrusted.ok ? undefined : (untrusted.error as HostKeyUnknownError).host).toBe(`[127.0.0.1]:${jump.port}`);
+      expect(untrusted.ok ? undefined : (untrusted.error as HostKeyUnknownError).host).toBe(jumpName);
+      // Not even with the target itself trusted, on either transport.
+      getOrThrow(await acceptHostKey("outpost-target", sshd.fingerprint, { ...options, proxyJump: false }));
+      for (const transport of ["ssh2", "openssh"] as const) {
+        const refused = await connectSsh("outpost-target", { ...options, transport });
+        expect(refused.ok ? undefined : refused.error, transport).toBeInstanceOf(HostKeyUnknownError);
+        expect(refused.ok ? undefined : (refused.error as HostKeyUnknownError).host, transport).toBe(jumpName);
+      }
+      // The system ssh checks every hop itself too, against Outpost's files (not the user's defaults).
+      const route = await resolveRoute("outpost-target", options);
+      const ssh = opensshCommand("ssh", "outpost-target", options, route);
+      const direct = await runSsh(ssh, "echo through", undefined, 30_000);
+      expect(direct.code).toBe(255);
+      expect(direct.stderr).toContain("Host key verification failed");
+
       getOrThrow(await acceptHostKey("outpost-jump", jump.fingerprint, { ...options, proxyJump: false }));
       const scanned = getOrThrow(await scanHostKey("outpost-target", options));
       expect(scanned.fingerprint).toBe(sshd.fingerprint);
-      getOrThrow(await acceptHostKey("outpost-target", scanned.fingerprint, options));
+      expect(await runSsh(ssh, "echo through", undefined, 30_000)).toMatchObject({ code: 0, stdout: "through\n" });
 
-      const env = getOrThrow(await connectSsh("outpost-target", options));
-      expect(await output(env, "echo through")).toBe("through\n");
-      expect((await jump.sessions()).length).toBeGreaterThan(0);
-      await env.close();
+      for (const transport of ["ssh2", "openssh"] as const) {
+        const env = getOrThrow(await connectSsh("outpost-target", { ...options, transport }));
+        expect(await output(env, "echo through")).toBe("through\n");
+        expect((await jump.sessions()).length, transport).toBeGreaterThan(0);
+        await env.close();
+      }
+      // Two jumps (the same server twice) nest one ProxyCommand in another; a trust file named with `%`, a space
+      // and a quote survives both levels of quoting and token expansion.
+      const odd = join(scratch, "odd % dir 'q'");
+      await mkdir(odd, { recursive: true });
+      const oddKnownHosts = join(odd, "known_hosts");
+      await writeFile(oddKnownHosts, await readFile(options.knownHostsFile!));
+      const twice = { ...options, knownHostsFile: oddKnownHosts, proxyJump: "outpost-jump,outpost-jump" };
+      const nested = opensshCommand("ssh", "outpost-target", twice, await resolveRoute("outpost-target", twice));
+      expect(await runSsh(nested, "echo twice", undefined, 30_000)).toMatchObject({ code: 0, stdout: "twice\n" });
     } finally {
       await jump.stop();
     }
