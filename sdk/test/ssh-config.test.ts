@@ -104,7 +104,7 @@ async function agree(file: string, host: string, user?: string): Promise<View | 
   return outpost;
 }
 
-describe("Include, as OpenSSH reads it", () => {
+describe("Include, as OpenSSH reads it [SSH3]", () => {
   it("reads every file a glob matches, in lexical order, first value winning, dot files not matched", async () => {
     const main = write({
       "glob/config": "Include @DIR@/glob/conf.d/*.conf\nHost x\n  User main\n  Port 9\n",
@@ -187,7 +187,7 @@ describe("Include, as OpenSSH reads it", () => {
   });
 });
 
-describe("Match, as OpenSSH reads it", () => {
+describe("Match, as OpenSSH reads it [SSH3]", () => {
   it("host matches the HostName obtained so far, originalhost the name given", async () => {
     const main = write({
       "match-host/config": [

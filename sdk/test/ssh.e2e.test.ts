@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -258,6 +258,50 @@ describe("deployment", () => {
     await env.close();
   });
 
+  it("after an upload removes agents of other versions but the previous and running ones, and old upload leftovers [SSH2]", async () => {
+    const options = await trusted();
+    const bin = join(sshd.home, ".outpost", "bin");
+    await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
+    await mkdir(bin, { recursive: true, mode: 0o700 });
+    const sha = (digit: string) => digit.repeat(64);
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    // An older and a newer other version, one that is running (a copy of sleep), a file that only looks similar,
+    // and an old and a fresh upload leftover.
+    for (const [name, age] of [
+      [`outpost-${sha("a")}`, 3],
+      [`outpost-${sha("b")}`, 2],
+      ["outpost-notes.txt", 4],
+      [`.outpost-${sha("d")}.0123456789ab.tmp`, 2],
+      [`.outpost-${sha("e")}.0123456789ab.tmp`, 0],
+    ] as const) {
+      await writeFile(join(bin, name), "old\n", { mode: 0o755 });
+      await utimes(join(bin, name), hoursAgo(age), hoursAgo(age));
+    }
+    const runningPath = join(bin, `outpost-${sha("c")}`);
+    await copyFile("/bin/sleep", runningPath);
+    await chmod(runningPath, 0o755);
+    await utimes(runningPath, hoursAgo(5), hoursAgo(5));
+    const runningAgent = spawn(runningPath, ["60"], { stdio: "ignore" });
+    try {
+      await new Promise((resolve) => runningAgent.once("spawn", resolve));
+      expect(getOrThrow(await deployAgent(sshd.target, options)).uploaded).toBe(true);
+      expect((await readdir(bin)).sort()).toEqual(
+        [
+          `.outpost-${sha("e")}.0123456789ab.tmp`,
+          `outpost-${agentSha}`,
+          `outpost-${sha("b")}`,
+          `outpost-${sha("c")}`,
+          "outpost-notes.txt",
+        ].sort(),
+      );
+    } finally {
+      runningAgent.kill("SIGKILL");
+    }
+    // Only an upload cleans up: a start that finds its agent verified leaves the directory as it is.
+    expect(getOrThrow(await deployAgent(sshd.target, options)).uploaded).toBe(false);
+    expect(existsSync(runningPath)).toBe(true);
+  });
+
   it("a connection dropped during the upload never leaves a half-written binary under the name that runs", async () => {
     await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
     const options = await trusted();
@@ -351,7 +395,7 @@ describe("sessions", () => {
   });
 
   for (const transport of ["ssh2", "openssh"] as const) {
-    it(`with ServerAliveInterval, a server that stops answering is lost by the keepalives, then the next call reconnects (${transport})`, async () => {
+    it(`with ServerAliveInterval, a server that stops answering is lost by the keepalives, then the next call reconnects (${transport}) [SSH4]`, async () => {
       const interval = 1;
       const countMax = 2;
       const options = { ...(await trusted()), transport, serverAliveInterval: interval, serverAliveCountMax: countMax };
@@ -489,7 +533,7 @@ describe("the OpenSSH transport", () => {
 });
 
 describe("jump hosts", () => {
-  it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked", async () => {
+  it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked on both transports [SSH4]", async () => {
     const jump = await startSshd();
     try {
       const config = join(scratch, "jump_config");
