@@ -241,10 +241,17 @@ async function isDirectory(path: string): Promise<boolean> {
   );
 }
 
+/** The pattern's path segments and the root they start from (`/`, or a drive on Windows, where `\` separates). */
+function splitPattern(pattern: string): { root: string; segments: string[] } {
+  const segments = process.platform === "win32" ? pattern.split(/[\\/]/) : pattern.split("/");
+  const head = segments[0];
+  return { root: head === "" ? "/" : /^[A-Za-z]:$/.test(head) ? `${head}\\` : head, segments };
+}
+
 /** glob(3) without flags: the existing paths matching `pattern`, in lexical order. */
 export async function globPaths(pattern: string): Promise<string[]> {
-  const segments = pattern.split("/");
-  let bases = [segments[0] === "" ? "/" : segments[0]];
+  const { root, segments } = splitPattern(pattern);
+  let bases = [root];
   for (const [position, segment] of segments.slice(1).entries()) {
     const last = position === segments.length - 2;
     if (segment === "") continue;
