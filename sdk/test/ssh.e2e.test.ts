@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +27,8 @@ import {
   scanHostKey,
 } from "../src/ssh/connect.js";
 import { HostKeyChangedError, HostKeyUnknownError, SshError } from "../src/ssh/errors.js";
-import type { SshTargetOptions } from "../src/ssh/target.js";
+import { opensshCommand, runSsh } from "../src/ssh/openssh.js";
+import { resolveRoute, type SshTargetOptions } from "../src/ssh/target.js";
 import type { ExecutionEnv } from "../src/types.js";
 import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
 
@@ -257,6 +258,50 @@ describe("deployment", () => {
     await env.close();
   });
 
+  it("after an upload removes agents of other versions but the previous and running ones, and old upload leftovers [SSH2]", async () => {
+    const options = await trusted();
+    const bin = join(sshd.home, ".outpost", "bin");
+    await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
+    await mkdir(bin, { recursive: true, mode: 0o700 });
+    const sha = (digit: string) => digit.repeat(64);
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    // An older and a newer other version, one that is running (a copy of sleep), a file that only looks similar,
+    // and an old and a fresh upload leftover.
+    for (const [name, age] of [
+      [`outpost-${sha("a")}`, 3],
+      [`outpost-${sha("b")}`, 2],
+      ["outpost-notes.txt", 4],
+      [`.outpost-${sha("d")}.0123456789ab.tmp`, 2],
+      [`.outpost-${sha("e")}.0123456789ab.tmp`, 0],
+    ] as const) {
+      await writeFile(join(bin, name), "old\n", { mode: 0o755 });
+      await utimes(join(bin, name), hoursAgo(age), hoursAgo(age));
+    }
+    const runningPath = join(bin, `outpost-${sha("c")}`);
+    await copyFile("/bin/sleep", runningPath);
+    await chmod(runningPath, 0o755);
+    await utimes(runningPath, hoursAgo(5), hoursAgo(5));
+    const runningAgent = spawn(runningPath, ["60"], { stdio: "ignore" });
+    try {
+      await new Promise((resolve) => runningAgent.once("spawn", resolve));
+      expect(getOrThrow(await deployAgent(sshd.target, options)).uploaded).toBe(true);
+      expect((await readdir(bin)).sort()).toEqual(
+        [
+          `.outpost-${sha("e")}.0123456789ab.tmp`,
+          `outpost-${agentSha}`,
+          `outpost-${sha("b")}`,
+          `outpost-${sha("c")}`,
+          "outpost-notes.txt",
+        ].sort(),
+      );
+    } finally {
+      runningAgent.kill("SIGKILL");
+    }
+    // Only an upload cleans up: a start that finds its agent verified leaves the directory as it is.
+    expect(getOrThrow(await deployAgent(sshd.target, options)).uploaded).toBe(false);
+    expect(existsSync(runningPath)).toBe(true);
+  });
+
   it("a connection dropped during the upload never leaves a half-written binary under the name that runs", async () => {
     await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
     const options = await trusted();
@@ -348,6 +393,43 @@ describe("sessions", () => {
     expect(await output(env, "echo back")).toBe("back\n");
     await env.close();
   });
+
+  for (const transport of ["ssh2", "openssh"] as const) {
+    it(`with ServerAliveInterval, a server that stops answering is lost by the keepalives, then the next call reconnects (${transport}) [SSH4]`, async () => {
+      const interval = 1;
+      const countMax = 2;
+      const options = { ...(await trusted()), transport, serverAliveInterval: interval, serverAliveCountMax: countMax };
+      const env = getOrThrow(await connectSsh(sshd.target, options));
+      expect(await output(env, "echo alive")).toBe("alive\n");
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const pending = env.exec("echo started; exec sleep 60", { onOutput: () => started() }, none);
+      await running;
+      // The server's session processes stop but the TCP connection stays up: only keepalives can tell.
+      const stopped = await sshd.sessions();
+      for (const pid of stopped) process.kill(pid, "SIGSTOP");
+      const since = Date.now();
+      try {
+        const result = await pending;
+        const lostAfterMs = Date.now() - since;
+        expect(result.ok ? undefined : result.error.code).toBe("unknown");
+        // ssh2 and OpenSSH both give up after countMax unanswered keepalives, one interval after the last; the
+        // agent link's own silence limit (30 s) would take far longer. Slack for a loaded machine.
+        expect(lostAfterMs).toBeGreaterThanOrEqual((interval * countMax - 0.5) * 1000);
+        expect(lostAfterMs).toBeLessThan((interval * (countMax + 1) + 2.5) * 1000);
+      } finally {
+        for (const pid of stopped) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // Already gone.
+          }
+        }
+      }
+      expect(await output(env, "echo reconnected")).toBe("reconnected\n");
+      await env.close();
+    }, 30_000);
+  }
 
   it("an idle SSH env never keeps the host process alive", async () => {
     const options = await trusted();
@@ -451,7 +533,7 @@ describe("the OpenSSH transport", () => {
 });
 
 describe("jump hosts", () => {
-  it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked", async () => {
+  it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked on both transports [SSH4]", async () => {
     const jump = await startSshd();
     try {
       const config = join(scratch, "jump_config");
@@ -472,19 +554,45 @@ describe("jump hosts", () => {
         ].join("\n"),
       );
       const options = { ...fresh(), configFile: config };
+      const jumpName = `[127.0.0.1]:${jump.port}`;
       // The jump host's key is not trusted yet: nothing gets through it.
       const untrusted = await scanHostKey("outpost-target", options);
       expect(untrusted.ok ? undefined : untrusted.error).toBeInstanceOf(HostKeyUnknownError);
-      expect(untrusted.ok ? undefined : (untrusted.error as HostKeyUnknownError).host).toBe(`[127.0.0.1]:${jump.port}`);
+      expect(untrusted.ok ? undefined : (untrusted.error as HostKeyUnknownError).host).toBe(jumpName);
+      // Not even with the target itself trusted, on either transport.
+      getOrThrow(await acceptHostKey("outpost-target", sshd.fingerprint, { ...options, proxyJump: false }));
+      for (const transport of ["ssh2", "openssh"] as const) {
+        const refused = await connectSsh("outpost-target", { ...options, transport });
+        expect(refused.ok ? undefined : refused.error, transport).toBeInstanceOf(HostKeyUnknownError);
+        expect(refused.ok ? undefined : (refused.error as HostKeyUnknownError).host, transport).toBe(jumpName);
+      }
+      // The system ssh checks every hop itself too, against Outpost's files (not the user's defaults).
+      const route = await resolveRoute("outpost-target", options);
+      const ssh = opensshCommand("ssh", "outpost-target", options, route);
+      const direct = await runSsh(ssh, "echo through", undefined, 30_000);
+      expect(direct.code).toBe(255);
+      expect(direct.stderr).toContain("Host key verification failed");
+
       getOrThrow(await acceptHostKey("outpost-jump", jump.fingerprint, { ...options, proxyJump: false }));
       const scanned = getOrThrow(await scanHostKey("outpost-target", options));
       expect(scanned.fingerprint).toBe(sshd.fingerprint);
-      getOrThrow(await acceptHostKey("outpost-target", scanned.fingerprint, options));
+      expect(await runSsh(ssh, "echo through", undefined, 30_000)).toMatchObject({ code: 0, stdout: "through\n" });
 
-      const env = getOrThrow(await connectSsh("outpost-target", options));
-      expect(await output(env, "echo through")).toBe("through\n");
-      expect((await jump.sessions()).length).toBeGreaterThan(0);
-      await env.close();
+      for (const transport of ["ssh2", "openssh"] as const) {
+        const env = getOrThrow(await connectSsh("outpost-target", { ...options, transport }));
+        expect(await output(env, "echo through")).toBe("through\n");
+        expect((await jump.sessions()).length, transport).toBeGreaterThan(0);
+        await env.close();
+      }
+      // Two jumps (the same server twice) nest one ProxyCommand in another; a trust file named with `%`, a space
+      // and a quote survives both levels of quoting and token expansion.
+      const odd = join(scratch, "odd % dir 'q'");
+      await mkdir(odd, { recursive: true });
+      const oddKnownHosts = join(odd, "known_hosts");
+      await writeFile(oddKnownHosts, await readFile(options.knownHostsFile!));
+      const twice = { ...options, knownHostsFile: oddKnownHosts, proxyJump: "outpost-jump,outpost-jump" };
+      const nested = opensshCommand("ssh", "outpost-target", twice, await resolveRoute("outpost-target", twice));
+      expect(await runSsh(nested, "echo twice", undefined, 30_000)).toMatchObject({ code: 0, stdout: "twice\n" });
     } finally {
       await jump.stop();
     }
@@ -541,6 +649,41 @@ describe("authentication", () => {
       agent.kill();
     }
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "answers keyboard-interactive prompts (PAM) through the password callback, the server's prompt passed on",
+    async () => {
+      const server = await startSshd({ pam: true, config: ["AuthenticationMethods keyboard-interactive"] });
+      const name = `outpost-ki${process.pid % 1000}`;
+      const home = join(server.dir, "ki-home");
+      const hash = (await run("openssl", ["passwd", "-6", "k i"])).stdout.trim();
+      const remove = await createUser(name, home, "/bin/bash", hash);
+      try {
+        const target = `${name}@127.0.0.1:${server.port}`;
+        const options = { ...(await trusted(server)), identityFiles: [] };
+        const wrong = await connectSsh(target, { ...options, password: () => "wrong" });
+        expect(wrong.ok ? undefined : wrong.error.code).toBe("auth");
+        const prompts: string[] = [];
+        const env = getOrThrow(
+          await connectSsh(target, {
+            ...options,
+            password: ({ user, prompt }) => {
+              prompts.push(`${user} ${prompt}`);
+              return "k i";
+            },
+          }),
+        );
+        // PAM's own prompt (password authentication is not offered, so this came through keyboard-interactive).
+        expect(prompts).toEqual([`${name} Password: `]);
+        expect(await output(env, "id -un")).toBe(`${name}\n`);
+        await env.close();
+      } finally {
+        await remove();
+        await server.stop();
+      }
+    },
+    30_000,
+  );
 
   it.runIf(process.getuid?.() === 0)("asks the password callback for password authentication", async () => {
     const server = await startSshd({ config: ["PasswordAuthentication yes"] });

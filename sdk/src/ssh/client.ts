@@ -54,73 +54,92 @@ function hostKeyAlgorithms(trust: HostTrust | undefined): string[] {
   return [...preferred, ...DEFAULT_HOST_KEY_ALGORITHMS.filter((name) => !preferred.includes(name))];
 }
 
+/** One way to authenticate: the method name the server must offer, and what to send (`undefined`: skip it). */
+interface AuthAttempt {
+  offeredAs: AuthenticationType;
+  make: () => Promise<AnyAuthMethod | undefined>;
+}
+
 /** Auth methods to try on one hop, in OpenSSH's order: agent, key files, password, keyboard-interactive. */
-function authMethods(hop: Hop, options: SshTargetOptions): (() => Promise<AnyAuthMethod | undefined>)[] {
+function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] {
   const username = hop.user;
-  const methods: (() => Promise<AnyAuthMethod | undefined>)[] = [];
+  const methods: AuthAttempt[] = [];
   const agent = options.agent === false ? undefined : (options.agent ?? process.env.SSH_AUTH_SOCK);
-  if (agent !== undefined && agent !== "") methods.push(async () => ({ type: "agent", username, agent }));
+  if (agent !== undefined && agent !== "") {
+    methods.push({ offeredAs: "publickey", make: async () => ({ type: "agent", username, agent }) });
+  }
   for (const file of hop.identityFiles) {
-    methods.push(async () => {
-      let data: Buffer;
-      try {
-        data = await readFile(file);
-      } catch {
-        return undefined;
-      }
-      // ssh2 is CommonJS and Node's ESM loader does not see `utils` as a named export.
-      let key = ssh2.utils.parseKey(data);
-      if (key instanceof Error && /passphrase/i.test(key.message) && options.passphrase !== undefined) {
-        const passphrase = await options.passphrase(file);
-        if (passphrase === undefined) return undefined;
-        key = ssh2.utils.parseKey(data, passphrase);
-      }
-      if (key instanceof Error) return undefined;
-      return { type: "publickey", username, key: Array.isArray(key) ? key[0] : key };
+    methods.push({
+      offeredAs: "publickey",
+      make: async () => {
+        let data: Buffer;
+        try {
+          data = await readFile(file);
+        } catch {
+          return undefined;
+        }
+        // ssh2 is CommonJS and Node's ESM loader does not see `utils` as a named export.
+        let key = ssh2.utils.parseKey(data);
+        if (key instanceof Error && /passphrase/i.test(key.message) && options.passphrase !== undefined) {
+          const passphrase = await options.passphrase(file);
+          if (passphrase === undefined) return undefined;
+          key = ssh2.utils.parseKey(data, passphrase);
+        }
+        if (key instanceof Error) return undefined;
+        return { type: "publickey", username, key: Array.isArray(key) ? key[0] : key };
+      },
     });
   }
   const ask = options.password;
   if (ask !== undefined) {
-    methods.push(async () => {
-      const password = await ask({ user: username, host: hop.alias, prompt: "Password:" });
-      return password === undefined ? undefined : { type: "password", username, password };
-    });
-    methods.push(async () => ({
-      type: "keyboard-interactive",
-      username,
-      prompt: (_name, _instructions, _lang, prompts, finish) => {
-        Promise.all(prompts.map((prompt) => ask({ user: username, host: hop.alias, prompt: prompt.prompt }))).then(
-          (answers) => finish(answers.map((answer) => answer ?? "")),
-          () => finish([]),
-        );
+    methods.push({
+      offeredAs: "password",
+      make: async () => {
+        const password = await ask({ user: username, host: hop.alias, prompt: "Password:" });
+        return password === undefined ? undefined : { type: "password", username, password };
       },
-    }));
+    });
+    methods.push({
+      offeredAs: "keyboard-interactive",
+      make: async () => ({
+        type: "keyboard-interactive",
+        username,
+        prompt: (_name, _instructions, _lang, prompts, finish) => {
+          Promise.all(prompts.map((prompt) => ask({ user: username, host: hop.alias, prompt: prompt.prompt }))).then(
+            (answers) => finish(answers.map((answer) => answer ?? "")),
+            () => finish([]),
+          );
+        },
+      }),
+    });
   }
   return methods;
 }
 
-function authHandler(methods: (() => Promise<AnyAuthMethod | undefined>)[]): AuthHandlerMiddleware {
+/**
+ * Offers the methods in order, each only if the server still offers its kind, so no callback (a passphrase, a
+ * password) is asked for a method the server would refuse. The first request is `none`, as OpenSSH's, to learn
+ * which methods the server offers.
+ */
+function authHandler(methods: AuthAttempt[], username: string): AuthHandlerMiddleware {
   let next = 0;
+  let asked = false;
   return (authsLeft: AuthenticationType[] | null, _partial: boolean | null, nextMethod: NextAuthHandler) => {
     // ssh2 takes `false` for "no more methods"; its type declarations leave that out.
     const callback = nextMethod as (method: AnyAuthMethod | false) => void;
+    if (authsLeft === null && !asked) {
+      asked = true;
+      callback({ type: "none", username });
+      return;
+    }
     const tryNext = (): void => {
+      while (next < methods.length && authsLeft !== null && !authsLeft.includes(methods[next].offeredAs)) next++;
       if (next >= methods.length) {
         callback(false);
         return;
       }
-      methods[next++]().then(
-        (method) => {
-          // Methods the server no longer offers are skipped (keyboard-interactive is offered under its own name).
-          if (
-            method === undefined ||
-            (authsLeft !== null && !authsLeft.includes(method.type === "agent" ? "publickey" : method.type))
-          ) {
-            tryNext();
-          } else {
-            callback(method);
-          }
-        },
+      methods[next++].make().then(
+        (method) => (method === undefined ? tryNext() : callback(method)),
         () => tryNext(),
       );
     };
@@ -136,7 +155,7 @@ function connectHop(
   trust: HostTrust,
   policy: HostKeyPolicy,
   sock: NodeJS.ReadableStream,
-  methods: (() => Promise<AnyAuthMethod | undefined>)[],
+  methods: AuthAttempt[],
 ): Promise<Client> {
   return new Promise((resolve, reject) => {
     const client = new Client();
@@ -170,8 +189,9 @@ function connectHop(
       username: hop.user,
       readyTimeout: hop.connectTimeoutMs,
       keepaliveInterval: hop.keepaliveMs,
+      keepaliveCountMax: hop.keepaliveCountMax,
       algorithms: { serverHostKey: hostKeyAlgorithms(policy.kind === "verify" ? trust : undefined) as never },
-      authHandler: authHandler(methods),
+      authHandler: authHandler(methods, hop.user),
       hostVerifier: (key: Buffer) => {
         if (policy.kind === "capture") {
           policy.onKey(Buffer.from(key));

@@ -14,7 +14,7 @@ import { type OpenRoute, openRoute } from "./client.js";
 import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
 import { asSshError, SshError } from "./errors.js";
 import { addHostKey, checkHostKey, fingerprintOf, keyTypeOf, readTrust, removeHost } from "./known-hosts.js";
-import { opensshAccess, opensshArguments, spawnOverOpenssh } from "./openssh.js";
+import { opensshAccess, opensshCommand, spawnOverOpenssh } from "./openssh.js";
 import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
@@ -110,9 +110,10 @@ async function launchOverSsh2(
 }
 
 /**
- * The host key is checked the same way first (a scan over ssh2, judged against the same trust files), so the
- * failure is the same typed error; OpenSSH then checks it again itself (`StrictHostKeyChecking=yes` on those files).
- * A target ssh2 cannot reach to scan (e.g. behind a ProxyCommand) is left to OpenSSH's check alone.
+ * The host keys are checked the same way first (a scan over ssh2 through the same jump hosts, every hop judged
+ * against the same trust files), so the failure is the same typed error; OpenSSH then checks every hop again itself
+ * (`StrictHostKeyChecking=yes` on those files only, for the target and each jump host's `ssh -W`). A target ssh2
+ * cannot reach to scan (e.g. behind a ProxyCommand) is left to OpenSSH's check alone.
  */
 async function launchOverOpenssh(
   target: string,
@@ -130,12 +131,11 @@ async function launchOverOpenssh(
     const verdict = checkHostKey(await readTrust(route.trustFiles, last.knownHostsName), key);
     if (verdict !== undefined) throw verdict;
   }
-  const program = options.sshProgram ?? "ssh";
-  const sshArgs = opensshArguments(target, options, route);
-  const remote = opensshAccess(program, sshArgs, last.knownHostsName);
+  const ssh = opensshCommand(options.sshProgram ?? "ssh", target, options, route);
+  const remote = opensshAccess(ssh, last.knownHostsName);
   state.platform ??= await detectPlatformOn(remote);
   state.deployed = await deployOn(remote, state.platform, options);
-  return spawnOverOpenssh(program, sshArgs, launchCommand(state.deployed.path, args));
+  return spawnOverOpenssh(ssh, launchCommand(state.deployed.path, args));
 }
 
 /** A `Connection` whose agent runs on an SSH target; see {@link sshConnection}. */

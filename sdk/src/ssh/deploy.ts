@@ -1,7 +1,8 @@
 /**
  * `deployAgent`: the agent for the remote's platform, uploaded over SFTP to `~/.outpost/bin/outpost-<sha256>`
  * (a temporary name, verified, then renamed into place; mode 0755 in a 0700 directory), and verified by its SHA-256
- * on the remote before every start. No path passes through a remote shell unquoted.
+ * on the remote before every start; after an upload, agents of other versions are removed. No path passes through a
+ * remote shell unquoted.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -119,6 +120,32 @@ async function upload(remote: RemoteAccess, agent: LocalAgent, finalPath: string
 }
 
 /**
+ * Removes agents of other versions from the agent's directory (spec/semantics.md SSH2): every `outpost-<sha256>`
+ * but the current one, the most recently uploaded other one, and any that a process runs (seen in `/proc`; without
+ * `/proc` nothing is removed); and upload leftovers (`.outpost-*.tmp`) older than an hour.
+ */
+const CLEANUP_SCRIPT = [
+  'd=$(cd "$1" 2>/dev/null && pwd -P) || exit 0; keep="outpost-$2"',
+  'cd "$d" || exit 0',
+  "[ -e /proc/self/exe ] || exit 0",
+  "running=$(ls -l /proc/[0-9]*/exe 2>/dev/null | sed -n 's/^.* -> //p')",
+  "agents=$(ls -t 2>/dev/null | grep -E -x 'outpost-[0-9a-f]{64}')",
+  'previous=$(printf "%s\\n" "$agents" | grep -v -x -F -e "$keep" | head -n 1)',
+  "for f in $agents; do",
+  '  if [ "$f" = "$keep" ] || [ "$f" = "$previous" ]; then continue; fi',
+  '  if printf "%s\\n" "$running" | grep -q -x -F -e "$d/$f"; then continue; fi',
+  '  rm -f -- "$f"',
+  "done",
+  "find . -maxdepth 1 -name '.outpost-*.tmp' -mmin +60 -exec rm -f {} + 2>/dev/null",
+  "exit 0",
+].join("\n");
+
+async function removeStaleAgents(remote: RemoteAccess, path: string, sha256: string): Promise<void> {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  await remote.run(`sh -c ${shellQuote(CLEANUP_SCRIPT)} outpost-clean ${shellQuote(dir)} ${shellQuote(sha256)}`);
+}
+
+/**
  * Makes sure the verified agent is on the remote and returns its path: a present binary whose SHA-256 verifies is
  * used as it is; a missing, truncated or tampered one is (re)uploaded and verified again. Never returns a path whose
  * hash did not just verify.
@@ -139,5 +166,7 @@ export async function deployOn(
   if (verified !== agent.sha256) {
     throw new SshError("deploy", `The agent at ${path} does not verify after upload (sha256 ${verified})`);
   }
+  // Best effort: a failed cleanup leaves old files behind, never fails a deployment that worked.
+  await removeStaleAgents(remote, path, agent.sha256).catch(() => {});
   return { path, sha256: agent.sha256, uploaded: true };
 }

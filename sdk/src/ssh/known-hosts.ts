@@ -50,8 +50,8 @@ function parseLine(line: string): Entry | undefined {
   return { marker, hosts: fields[0], keyType: fields[1], key };
 }
 
-/** OpenSSH's `match_pattern`: `*` any run, `?` one character, the whole name. */
-function wildcardMatch(pattern: string, name: string): boolean {
+/** OpenSSH's `match_pattern`: `*` any run, `?` one character, the whole name (case-sensitive). */
+export function matchPattern(pattern: string, name: string): boolean {
   const source = pattern
     .replace(/[.+^${}()|[\]\\]/g, "\\$&")
     .replace(/\*/g, ".*")
@@ -75,7 +75,7 @@ function hostsMatch(hosts: string, name: string): boolean {
   for (const raw of hosts.split(",")) {
     const negated = raw.startsWith("!");
     const pattern = (negated ? raw.slice(1) : raw).toLowerCase();
-    if (!wildcardMatch(pattern, name)) continue;
+    if (!matchPattern(pattern, name)) continue;
     if (negated) return false;
     matched = true;
   }

@@ -8,7 +8,7 @@ import { createReadStream } from "node:fs";
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
 import { type RemoteOutput, shellQuote } from "./remote-command.js";
-import { expandHome, parseTarget, type Route, type SshTargetOptions } from "./target.js";
+import { expandHome, type Hop, parseTarget, type Route, type SshTargetOptions } from "./target.js";
 
 /** A path inside an `-o` option: double-quoted, `%` doubled (OpenSSH expands `%` tokens in file options). */
 function optionPath(path: string): string {
@@ -16,43 +16,104 @@ function optionPath(path: string): string {
   return `"${path.replace(/%/g, "%%")}"`;
 }
 
-/** `ssh`'s arguments up to and including the host; the remote command follows. */
-export function opensshArguments(target: string, options: SshTargetOptions, route: Route): string[] {
-  const parsed = parseTarget(target);
-  const args: string[] = [];
-  if (options.configFile !== undefined)
-    args.push("-F", options.configFile === false ? "none" : expandHome(options.configFile));
-  args.push("-T", "-a", "-x");
+/** How to run the system `ssh` to the target: the program, its arguments up to the host, and its environment. */
+export interface OpensshCommand {
+  program: string;
+  /** Everything before the remote command. */
+  args: string[];
+  /** The environment `ssh` runs in. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** The settings every hop gets: strict host keys against Outpost's trust files only, nothing forwarded, no prompts. */
+function hopSettings(options: SshTargetOptions, route: Route): string[] {
   const settings = [
     "BatchMode=yes",
     "ClearAllForwardings=yes",
     "ForwardAgent=no",
     "ForwardX11=no",
     "PermitLocalCommand=no",
-    "RemoteCommand=none",
-    "RequestTTY=no",
     "StrictHostKeyChecking=yes",
     `UserKnownHostsFile=${route.trustFiles.map(optionPath).join(" ")}`,
     "GlobalKnownHostsFile=none",
     "CheckHostIP=no",
+    "UpdateHostKeys=no",
   ];
   if (options.connectTimeout !== undefined) settings.push(`ConnectTimeout=${Math.ceil(options.connectTimeout)}`);
   if (options.serverAliveInterval !== undefined) settings.push(`ServerAliveInterval=${options.serverAliveInterval}`);
+  if (options.serverAliveCountMax !== undefined) settings.push(`ServerAliveCountMax=${options.serverAliveCountMax}`);
   if (options.agent === false) settings.push("IdentityAgent=none");
   else if (options.agent !== undefined) settings.push(`IdentityAgent=${optionPath(expandHome(options.agent))}`);
+  return settings;
+}
+
+function configArguments(options: SshTargetOptions): string[] {
+  if (options.configFile === undefined) return [];
+  return ["-F", options.configFile === false ? "none" : expandHome(options.configFile)];
+}
+
+/** `host:port` for `-W`, an IPv6 address in brackets. */
+function forwardTarget(hop: Hop): string {
+  return `${hop.hostName.includes(":") ? `[${hop.hostName}]` : hop.hostName}:${hop.port}`;
+}
+
+/**
+ * The `ProxyCommand` that reaches `route.hops[index + 1]` through the jump hosts up to `index`: an `ssh -W` to the
+ * next hop per jump host, each nested in the next one's `ProxyCommand`. OpenSSH's own `ProxyJump` would start
+ * those `ssh`s with the user's defaults (their known hosts, `StrictHostKeyChecking`, prompts); these get the same
+ * strict settings as the target. `%` is doubled once per level, for each enclosing `ssh`'s token expansion.
+ */
+function proxyCommand(program: string, options: SshTargetOptions, route: Route, index: number): string {
+  const hop = route.hops[index];
+  const args = [
+    program,
+    ...configArguments(options),
+    "-T",
+    "-a",
+    "-x",
+    ...hopSettings(options, route).flatMap((setting) => ["-o", setting]),
+    "-o",
+    index === 0 ? "ProxyCommand=none" : `ProxyCommand=${proxyCommand(program, options, route, index - 1)}`,
+    "-l",
+    hop.user,
+    "-p",
+    String(hop.port),
+    "-W",
+    forwardTarget(route.hops[index + 1]),
+    "--",
+    hop.alias,
+  ];
+  return args.map(shellQuote).join(" ").replace(/%/g, "%%");
+}
+
+/**
+ * `ssh` to the route's target: the target's own settings as `connectSsh` resolved them, every jump host reached by
+ * a {@link proxyCommand} with the same host-key checking. `SHELL` is `/bin/sh` for it, because OpenSSH runs a
+ * `ProxyCommand` with the user's `$SHELL` and the command is quoted for a POSIX shell.
+ */
+export function opensshCommand(
+  program: string,
+  target: string,
+  options: SshTargetOptions,
+  route: Route,
+): OpensshCommand {
+  const parsed = parseTarget(target);
+  const settings = [...hopSettings(options, route), "RemoteCommand=none", "RequestTTY=no"];
   if (options.identityFiles !== undefined) {
     for (const file of options.identityFiles) settings.push(`IdentityFile=${optionPath(expandHome(file))}`);
     settings.push("IdentitiesOnly=yes");
   }
-  if (options.proxyJump === false) settings.push("ProxyJump=none");
-  else if (options.proxyJump !== undefined) settings.push(`ProxyJump=${options.proxyJump}`);
-  for (const setting of settings) args.push("-o", setting);
+  const jumps = route.hops.length - 1;
+  // With no jump host a ProxyCommand of the config still applies (`ProxyJump=none` would switch it off too).
+  if (jumps > 0) settings.push(`ProxyCommand=${proxyCommand(program, options, route, jumps - 1)}`);
+  else if (options.proxyJump !== undefined) settings.push("ProxyJump=none");
+  const args = [...configArguments(options), "-T", "-a", "-x", ...settings.flatMap((setting) => ["-o", setting])];
   const user = parsed.user ?? options.user;
   const port = parsed.port ?? options.port;
   if (user !== undefined) args.push("-l", user);
   if (port !== undefined) args.push("-p", String(port));
   args.push("--", parsed.host);
-  return args;
+  return { program, args, env: jumps > 0 ? { ...process.env, SHELL: "/bin/sh" } : process.env };
 }
 
 const COMMAND_TIMEOUT_MS = 60_000;
@@ -70,15 +131,18 @@ function failure(output: RemoteOutput, host: string): SshError {
   return new SshError("remote", `ssh ${host} failed with exit code ${output.code}: ${stderr.slice(-300)}`);
 }
 
-function runSsh(
-  program: string,
-  args: readonly string[],
+/** Runs `command` on the remote through `ssh` and collects its output. */
+export function runSsh(
+  ssh: OpensshCommand,
   command: string,
   input: ((stdin: NodeJS.WritableStream) => void) | undefined,
   timeoutMs: number,
 ): Promise<RemoteOutput> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, [...args, command], { stdio: [input ? "pipe" : "ignore", "pipe", "pipe"] });
+    const child = spawn(ssh.program, [...ssh.args, command], {
+      env: ssh.env,
+      stdio: [input ? "pipe" : "ignore", "pipe", "pipe"],
+    });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     const timer = setTimeout(() => {
@@ -89,7 +153,7 @@ function runSsh(
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.on("error", (error) => {
       clearTimeout(timer);
-      reject(new SshError("connect", `Cannot run ${program}: ${error.message}`, error));
+      reject(new SshError("connect", `Cannot run ${ssh.program}: ${error.message}`, error));
     });
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -105,14 +169,14 @@ function runSsh(
 const PUT_SCRIPT =
   'set -e; umask 077; d=$1; t=$2; mkdir -p "$(dirname "$d")" "$d"; chmod 700 "$d"; cat > "$t"; chmod 755 "$t"';
 
-/** {@link RemoteAccess} through `program` (the system `ssh`) with `args` ending in the host. */
-export function opensshAccess(program: string, args: readonly string[], host: string): RemoteAccess {
+/** {@link RemoteAccess} through the system `ssh`. */
+export function opensshAccess(ssh: OpensshCommand, host: string): RemoteAccess {
   const checked = async (
     command: string,
     input?: (stdin: NodeJS.WritableStream) => void,
     timeout = COMMAND_TIMEOUT_MS,
   ) => {
-    const output = await runSsh(program, args, command, input, timeout);
+    const output = await runSsh(ssh, command, input, timeout);
     // 255 is ssh's own failure (connection, authentication, host key); anything else is the remote command's.
     if (output.code === 255) throw failure(output, host);
     return output;
@@ -147,10 +211,6 @@ export function opensshAccess(program: string, args: readonly string[], host: st
 }
 
 /** Starts `command` on the remote with its stdio connected to this process: the agent's session. */
-export function spawnOverOpenssh(
-  program: string,
-  args: readonly string[],
-  command: string,
-): ChildProcessWithoutNullStreams {
-  return spawn(program, [...args, command], { stdio: "pipe" });
+export function spawnOverOpenssh(ssh: OpensshCommand, command: string): ChildProcessWithoutNullStreams {
+  return spawn(ssh.program, [...ssh.args, command], { env: ssh.env, stdio: "pipe" });
 }

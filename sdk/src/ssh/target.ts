@@ -1,15 +1,15 @@
 /**
  * From a target string and options to a route: `user@host:port` or an ssh config `Host` alias, resolved through the
  * ssh config file (`HostName`, `User`, `Port`, `IdentityFile`, `ProxyJump`, `ServerAliveInterval`,
- * `ConnectTimeout`, `HostKeyAlias`) into the hops to connect through, each with what it needs to authenticate and be
+ * `ServerAliveCountMax`, `ConnectTimeout`, `HostKeyAlias`; with its `Include`s and `Match` blocks) into the hops to connect through, each with what it needs to authenticate and be
  * trusted.
  */
 import { readFile } from "node:fs/promises";
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
-import SSHConfig from "ssh-config";
 import { SshError } from "./errors.js";
 import { knownHostsName } from "./known-hosts.js";
+import { type ConfigFile, type HostConfig, hostConfig, parseConfig } from "./ssh-config.js";
 
 /** How to reach, authenticate to and trust an SSH target. Every path may start with `~/`. */
 export interface SshTargetOptions {
@@ -40,6 +40,11 @@ export interface SshTargetOptions {
   connectTimeout?: number;
   /** Seconds between SSH keepalives (default: the config's `ServerAliveInterval`, else none). */
   serverAliveInterval?: number;
+  /**
+   * Keepalives left unanswered before the connection counts as lost (default: the config's `ServerAliveCountMax`,
+   * else 3, as OpenSSH).
+   */
+  serverAliveCountMax?: number;
   /** Outpost's known-hosts file, where `acceptHostKey` writes (default `~/.outpost/known_hosts`). */
   knownHostsFile?: string;
   /** More known-hosts files read as trusted, never written (default `["~/.ssh/known_hosts"]`). */
@@ -58,7 +63,10 @@ export interface Hop {
   knownHostsName: string;
   identityFiles: string[];
   connectTimeoutMs: number;
+  /** Milliseconds between keepalives; 0 for none. */
   keepaliveMs: number;
+  /** Unanswered keepalives after which the connection is lost. */
+  keepaliveCountMax: number;
 }
 
 /** The hops in connection order and the trust files that apply to all of them. */
@@ -100,6 +108,13 @@ function checkSeconds(what: string, value: unknown, allowZero: boolean): number 
   return value;
 }
 
+function checkCount(what: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw invalid(`Invalid ${what}: ${JSON.stringify(value)} (a positive integer)`);
+  }
+  return value;
+}
+
 function checkPathList(what: string, value: unknown): string[] {
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item !== "")) {
     throw invalid(`Invalid ${what}: expected an array of non-empty paths`);
@@ -134,6 +149,7 @@ export function validateTargetOptions(options: SshTargetOptions): void {
   }
   if (options.connectTimeout !== undefined) checkSeconds("connectTimeout", options.connectTimeout, false);
   if (options.serverAliveInterval !== undefined) checkSeconds("serverAliveInterval", options.serverAliveInterval, true);
+  if (options.serverAliveCountMax !== undefined) checkCount("serverAliveCountMax", options.serverAliveCountMax);
   if (knownHostsFile !== undefined && (typeof knownHostsFile !== "string" || knownHostsFile === "")) {
     throw invalid("Invalid knownHostsFile: expected a path");
   }
@@ -173,10 +189,7 @@ export function parseTarget(target: string): ParsedTarget {
   return { user, host: rest, port };
 }
 
-/** The config's values for a host, keyed by lower-case directive name. */
-type HostConfig = Record<string, string | string[]>;
-
-async function loadConfig(options: SshTargetOptions): Promise<SSHConfig | undefined> {
+async function loadConfig(options: SshTargetOptions): Promise<ConfigFile | undefined> {
   if (options.configFile === false) return undefined;
   const explicit = options.configFile !== undefined;
   const file = expandHome(options.configFile ?? "~/.ssh/config");
@@ -187,17 +200,7 @@ async function loadConfig(options: SshTargetOptions): Promise<SSHConfig | undefi
     if (!explicit && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SshError("config", `Cannot read ssh config ${file}: ${(error as Error).message}`, error);
   }
-  try {
-    return SSHConfig.parse(text);
-  } catch (error) {
-    throw new SshError("config", `Cannot parse ssh config ${file}: ${(error as Error).message}`, error);
-  }
-}
-
-function lookup(config: SSHConfig | undefined, host: string): HostConfig {
-  if (config === undefined) return {};
-  // `Match exec` would run a shell command from the config file; Outpost never does.
-  return config.compute(host, { ignoreCase: true, matchExec: false });
+  return parseConfig(file, text);
 }
 
 function first(value: string | string[] | undefined): string | undefined {
@@ -226,6 +229,7 @@ function configNumber(what: string, value: string | undefined, check: (what: str
 
 const DEFAULT_KEYS = ["~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa"];
 const DEFAULT_CONNECT_TIMEOUT_S = 20;
+const DEFAULT_KEEPALIVE_COUNT_MAX = 3;
 
 function localUser(): string {
   try {
@@ -236,16 +240,17 @@ function localUser(): string {
 }
 
 /** Resolves one hop: the target's parts, then the options, then the config, then defaults. */
-function resolveHop(
+async function resolveHop(
   target: string,
-  config: SSHConfig | undefined,
+  config: ConfigFile | undefined,
   options: SshTargetOptions,
   isFinal: boolean,
-): { hop: Hop; proxyJump: string | undefined } {
+): Promise<{ hop: Hop; proxyJump: string | undefined }> {
   const parsed = parseTarget(target);
-  const values = lookup(config, parsed.host);
   // The options name the final target; jump hosts take only what their own string and the config say.
-  const user = parsed.user ?? (isFinal ? options.user : undefined) ?? first(values.user) ?? localUser();
+  const givenUser = parsed.user ?? (isFinal ? options.user : undefined);
+  const values: HostConfig = await hostConfig(config, { host: parsed.host, user: givenUser, localUser: localUser() });
+  const user = givenUser ?? first(values.user) ?? localUser();
   checkName("user", user);
   const port =
     parsed.port ??
@@ -269,6 +274,10 @@ function resolveHop(
       checkSeconds(what, value, true),
     ) ??
     0;
+  const keepaliveCountMax =
+    options.serverAliveCountMax ??
+    configNumber("ServerAliveCountMax", first(values.serveralivecountmax), checkCount) ??
+    DEFAULT_KEEPALIVE_COUNT_MAX;
   const hop: Hop = {
     alias: parsed.host,
     hostName,
@@ -278,6 +287,7 @@ function resolveHop(
     identityFiles: (identityFiles.length > 0 ? identityFiles : DEFAULT_KEYS).map(expandHome),
     connectTimeoutMs: timeout * 1000,
     keepaliveMs: keepalive * 1000,
+    keepaliveCountMax,
   };
   return { hop, proxyJump: first(values.proxyjump) };
 }
@@ -286,12 +296,14 @@ function resolveHop(
 export async function resolveRoute(target: string, options: SshTargetOptions): Promise<Route> {
   validateTargetOptions(options);
   const config = await loadConfig(options);
-  const final = resolveHop(target, config, options, true);
+  const final = await resolveHop(target, config, options, true);
   const jumpList = options.proxyJump === false ? "none" : (options.proxyJump ?? final.proxyJump ?? "none");
   const jumps =
     jumpList.toLowerCase() === "none"
       ? []
-      : jumpList.split(",").map((jump) => resolveHop(jump.trim(), config, options, false).hop);
+      : await Promise.all(
+          jumpList.split(",").map(async (jump) => (await resolveHop(jump.trim(), config, options, false)).hop),
+        );
   return {
     hops: [...jumps, final.hop],
     knownHostsFile: expandHome(options.knownHostsFile ?? "~/.outpost/known_hosts"),
