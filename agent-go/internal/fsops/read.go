@@ -85,17 +85,8 @@ func (o *Ops) openRead(path string) (proto.Reply, error) {
 	if err != nil {
 		return fail(errno.Fail(err, "open", path))
 	}
-	id, f := o.keepFile(file, path)
-	if f != nil {
-		return fail(f)
-	}
-	reply := openReply{Handle: id}
-	if info, err := fstatInfo(file, baseName(path, onWindows)); err != nil {
-		reply.StatError = errno.FailHandle(err, "fstat").JSON()
-	} else {
-		reply.Stat = &info
-	}
-	return ok(reply)
+	info, statErr := fstatInfo(file, baseName(path, onWindows))
+	return o.keepOpened(file, path, info, statErr)
 }
 
 type handleArgs struct {
