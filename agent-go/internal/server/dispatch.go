@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/bufpool"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/output"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
@@ -27,6 +28,7 @@ type job struct {
 func (s *server) readLoop(in io.Reader) error {
 	defer close(s.jobs)
 	frames := frame.NewReader(countingReader{in: in, s: s})
+	frames.Alloc = bufpool.Get
 	for {
 		f, err := frames.Next()
 		if s.isStopping() {
@@ -61,6 +63,13 @@ func (s *server) request(f frame.Frame, size int64) {
 
 	op, failure := parseRequest(f.JSON)
 	call.Op = op
+	if recyclesBody[op] {
+		// These handlers are done with the frame once it is released: its memory can serve the next frame.
+		call.OnRelease = func() {
+			s.budget.release(size)
+			bufpool.Put(f.Body)
+		}
+	}
 	if failure != nil {
 		s.finish(call, proto.Reply{}, failure)
 		return
@@ -78,6 +87,10 @@ func (s *server) request(f frame.Frame, size int64) {
 		s.finish(call, proto.Reply{}, proto.Invalid("unknown operation "+op))
 	}
 }
+
+// recyclesBody lists the ops whose handlers keep no reference to the request's JSON or payload once the call is
+// released (the bulk writes, whose 512 KiB bodies are worth reusing).
+var recyclesBody = map[string]bool{"write": true, "writeChunk": true}
 
 // parseRequest checks that a request's JSON is an object and returns its op. Every request passes here, so the
 // usual shape (a valid object whose keys have no escapes) is scanned without building a map of its fields.
@@ -341,7 +354,7 @@ func (s *server) replyFrame(call *proto.Call, reply proto.Reply, err error) (fra
 		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(failure)}, false
 	}
 	bulk := reply.Bulk || len(reply.Payload) > ControlPayload
-	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload}, bulk
+	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload, Written: reply.Written}, bulk
 }
 
 // failureJSON encodes an error frame's object; errors that are not failures are reported as "unknown".
