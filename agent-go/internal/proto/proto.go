@@ -167,5 +167,11 @@ type Reply struct {
 	Written func()
 }
 
+// JSONAppender is a result that encodes itself without reflection: AppendJSON appends exactly the JSON
+// json.Marshal would produce for it. The server uses it for results that are sent very often.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
+}
+
 // Handler serves one operation. A returned error that is not a *Failure is reported as code "unknown".
 type Handler func(call *Call) (Reply, error)

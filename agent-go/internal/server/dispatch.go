@@ -344,17 +344,30 @@ func (s *server) replyFrame(call *proto.Call, reply proto.Reply, err error) (fra
 	if err != nil {
 		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(err)}, false
 	}
-	body := reply.JSON
-	if body == nil {
-		body = struct{}{}
-	}
-	raw, mErr := json.Marshal(body)
+	raw, mErr := resultJSON(reply.JSON)
 	if mErr != nil {
 		failure := &proto.Failure{Code: "unknown", Message: fmt.Sprintf("encode %s result: %v", call.Op, mErr)}
 		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(failure)}, false
 	}
 	bulk := reply.Bulk || len(reply.Payload) > ControlPayload
 	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload, Written: reply.Written}, bulk
+}
+
+// emptyResult is the JSON of a result without fields.
+var emptyResult = []byte("{}")
+
+// resultJSON encodes a result's JSON. JSON the agent encoded itself (hello's, encoded once) and empty results go
+// out as they are: re-encoding would only validate and copy them, once per request.
+func resultJSON(body any) ([]byte, error) {
+	switch v := body.(type) {
+	case nil, struct{}:
+		return emptyResult, nil
+	case json.RawMessage:
+		return v, nil
+	case proto.JSONAppender:
+		return v.AppendJSON(make([]byte, 0, 160)), nil
+	}
+	return json.Marshal(body)
 }
 
 // failureJSON encodes an error frame's object; errors that are not failures are reported as "unknown".
