@@ -113,12 +113,12 @@ export function readFileBytes(
   signal: AbortSignal | undefined,
   oneRequest = false,
 ): Promise<Buffer> {
-  // Read whole by the agent: Node's one read of the planned size, returned as it came.
   return withOpenedFile(
     link,
     path,
     signal,
     oneRequest,
+    // Read whole by the agent: Node's one read of the planned size, returned as it came.
     (content) => content,
     async ({ handle, size }) => {
       if (size === 0) return readToEndBytes(handle, path, signal);
