@@ -4,6 +4,7 @@
  * vitest/jest-like runner. Cases throw `node:assert` errors on failure.
  */
 import { abortCases } from "./abort.js";
+import { abortInFlightCases } from "./abort-in-flight.js";
 import { dirCases } from "./dirs.js";
 import { errorCases } from "./errors.js";
 import { execCases } from "./exec.js";
@@ -39,6 +40,7 @@ const modules = [
   tempCases,
   errorCases,
   abortCases,
+  abortInFlightCases,
   specialFileCases,
   execCases,
   spillCases,
