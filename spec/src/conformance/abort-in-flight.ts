@@ -4,7 +4,7 @@
  * call, waits until the env's process is blocked in that open (Linux shows it in `/proc/<pid>/task/<tid>/wchan`),
  * aborts, then opens the other end so the open completes — only the checkpoint after the open can see the abort.
  */
-import type { ExecutionEnv } from "@outpost/sdk";
+import type { Context, ExecutionEnv } from "@outpost/sdk";
 import { abortable, assert, at, fails, live, run, script } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
@@ -28,7 +28,7 @@ export function abortInFlightCases(setup: Setup, define: Define): void {
   /** Starts `call` with a live signal, aborts it once the env blocks opening `fifo`, then lets the open finish. */
   async function abortWhileOpening<T>(
     env: ExecutionEnv,
-    call: (context: { abortSignal: AbortSignal }) => Promise<T>,
+    call: (context: Context) => Promise<T>,
     otherEnd: string,
   ): Promise<{ result: T; otherEndOutput: string }> {
     const { context, controller } = abortable();
