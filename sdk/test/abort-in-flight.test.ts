@@ -54,6 +54,11 @@ const onDir: (call: Call) => Row["prepare"] = (call) => async (agent, env) => {
   return (context) => call(env, context);
 };
 const noHandles = (agent: FakeAgent) => expect(agent.openHandles()).toBe(0);
+/** Nothing was read (a read of a FIFO would consume its data) and the file was closed. */
+const noReads = (agent: FakeAgent) => {
+  expect(agent.callsOf("pread")).toEqual([]);
+  noHandles(agent);
+};
 
 const rows: Row[] = [
   {
@@ -89,16 +94,27 @@ const rows: Row[] = [
     expect: { aborted: "/w/f" },
   },
   {
-    name: "readTextFile, during open (Node's checkpoint before fstat)",
+    name: "readTextFile, during open (Node's checkpoint before fstat: no read follows)",
     during: "open",
     prepare: onFile((env, context) => env.readTextFile("f", context)),
     expect: { aborted: "/w/f", message: "The operation was aborted" },
-    after: noHandles,
+    after: noReads,
   },
   {
-    name: "readBinaryFile, during open (Node's checkpoint before fstat)",
+    name: "readBinaryFile, during open (Node's checkpoint before fstat: no read follows)",
     during: "open",
     prepare: onFile((env, context) => env.readBinaryFile("f", context)),
+    expect: { aborted: "/w/f", message: "The operation was aborted" },
+    after: noReads,
+  },
+  {
+    name: "readTextFile, during an open whose fstat failed (the abort is checked before the stat result)",
+    during: "open",
+    prepare: async (agent, env) => {
+      file(agent);
+      agent.statErrors.set("/w/f", { code: "EIO", message: "EIO: i/o error, fstat" });
+      return (context) => env.readTextFile("f", context);
+    },
     expect: { aborted: "/w/f", message: "The operation was aborted" },
     after: noHandles,
   },
