@@ -5,6 +5,7 @@
  */
 import { abortCases } from "./abort.js";
 import { abortInFlightCases } from "./abort-in-flight.js";
+import { anchorCases } from "./anchors.js";
 import { dirCases } from "./dirs.js";
 import { errorCases } from "./errors.js";
 import { execCases } from "./exec.js";
@@ -49,6 +50,7 @@ const modules = [
   watchConnectionCases,
   listFilesCases,
   windowsCases,
+  anchorCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {
