@@ -248,6 +248,11 @@ export interface WriteOptions {
   parents: boolean;
   /** Checked before every write after the first (writeFile only; appendFile passes none). */
   signal?: AbortSignal;
+  /**
+   * Sent with the request that opens the file: the agent stops with `aborted` after making the parent and, when
+   * not appending, after the open (Node's checkpoint before the first write), so a slow open sees the abort.
+   */
+  cancel?: AbortSignal;
 }
 
 type Settled = Result<unknown, unknown>;
@@ -277,7 +282,7 @@ export async function writeContent(
   const reply = await link.request(
     "write",
     { path, append: options.append, parents: options.parents, keep },
-    { payload: content.subarray(0, WRITE_CHUNK) },
+    { payload: content.subarray(0, WRITE_CHUNK), signal: options.cancel },
   );
   if (!keep) return;
   const handle = RemoteHandle.fromReply(link, reply);

@@ -474,6 +474,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
         append,
         parents: true,
         signal: append ? undefined : signal,
+        cancel: signal,
       });
     } catch (error) {
       return this.#fail(toFileError(error, resolved));
