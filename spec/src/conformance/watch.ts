@@ -8,7 +8,7 @@
  */
 import { posix } from "node:path";
 import type { ExecutionEnv, FileError, FileWatcher, WatchChange, WatchTarget } from "@outpost/sdk";
-import { aborted, assert, at, fails, live, put, script, value } from "./support.js";
+import { abortable, aborted, assert, at, fails, live, put, script, value } from "./support.js";
 import type { Define, Setup, WatchSettings } from "./types.js";
 
 /** Longest wait for one expected change (Durable's cases use the same). */
@@ -604,6 +604,22 @@ function budgetCases(define: Define): void {
         } finally {
           await watcher.close(live);
         }
+      },
+      { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
+    );
+
+    define(
+      `watch (${label}): an open that fails reports its failure even when the context was aborted meanwhile`,
+      "WA1 WA5",
+      async (env) => {
+        await put(env, "tree/a/b/f.txt", "f");
+        value(await env.createDir("tree/c", undefined, live), "createDir tree/c");
+        const { context, controller } = abortable();
+        const opening = env.watch([{ path: "tree", recursive: true }], () => {}, context);
+        // The entry checkpoint has passed; the abort lands while the watcher is being opened.
+        controller.abort();
+        const refused = fails(await opening, "invalid", "over the budget, aborted during the open", { none: true });
+        assert.equal(refused.message, "Watched paths exceed 3 directories", "message");
       },
       { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
     );
