@@ -26,22 +26,26 @@ type Hub struct {
 func NewHub() *Hub { return &Hub{wanted: map[string]map[*subscriber]bool{}} }
 
 // subscriber is one watcher's inbox: events are queued without blocking the hub (a watcher may be busy scanning),
-// and signal wakes the watcher's loop.
+// and signal wakes the watcher's loop. Events are kept once per path, their kinds merged: a watcher only asks
+// where something happened and whether a watched path went away, so a file rewritten a million times during a
+// long scan costs one entry, as in Node's set of pending paths.
 type subscriber struct {
 	mu     sync.Mutex
-	events []fsnotify.Event
+	events map[string]fsnotify.Op
 	rescan bool
 	signal chan struct{}
 }
 
-func newSubscriber() *subscriber { return &subscriber{signal: make(chan struct{}, 1)} }
+func newSubscriber() *subscriber {
+	return &subscriber{events: map[string]fsnotify.Op{}, signal: make(chan struct{}, 1)}
+}
 
 func (s *subscriber) push(event fsnotify.Event, rescan bool) {
 	s.mu.Lock()
 	if rescan {
 		s.rescan = true
 	} else {
-		s.events = append(s.events, event)
+		s.events[event.Name] |= event.Op
 	}
 	s.mu.Unlock()
 	select {
@@ -54,9 +58,22 @@ func (s *subscriber) push(event fsnotify.Event, rescan bool) {
 func (s *subscriber) take() ([]fsnotify.Event, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	events, rescan := s.events, s.rescan
-	s.events, s.rescan = nil, false
+	events := make([]fsnotify.Event, 0, len(s.events))
+	for name, op := range s.events {
+		events = append(events, fsnotify.Event{Name: name, Op: op})
+	}
+	rescan := s.rescan
+	// A new map, not clear(): a map keeps the room of its largest burst.
+	s.events = map[string]fsnotify.Op{}
+	s.rescan = false
 	return events, rescan
+}
+
+// queued is how many entries wait in the inbox.
+func (s *subscriber) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events)
 }
 
 // add watches path for sub. The kernel watch is (re)made even when another watcher has the path, so it follows
