@@ -419,6 +419,36 @@ export function watchCases(setup: Setup, define: Define): void {
         }
       });
 
+      scenario(
+        "two watchers of one directory under two names both report, whichever closes first",
+        "WA8 WA12",
+        async (env) => {
+          value(await env.createDir("real", undefined, live), "createDir real");
+          await script(setup, env, "ln -s real link");
+          const first = await watching(env, [{ path: "real" }], mode);
+          const second = await watching(env, [{ path: "link" }], mode);
+          try {
+            let from = second.recorder.mark();
+            const fromFirst = first.recorder.mark();
+            await put(env, "real/one.txt", "one");
+            await first.recorder.covered(at(env, "real/one.txt"), "the watcher of the real name", fromFirst);
+            await second.recorder.covered(at(env, "link/one.txt"), "the watcher of the linked name", from);
+            await first.watcher.close(live);
+            from = second.recorder.mark();
+            await put(env, "real/two.txt", "two");
+            await second.recorder.covered(
+              at(env, "link/two.txt"),
+              "the watcher of the linked name after the other closed",
+              from,
+            );
+            second.recorder.check();
+          } finally {
+            await first.watcher.close(live);
+            await second.watcher.close(live);
+          }
+        },
+      );
+
       scenario("symbolic links below a recursive target are not followed", "WA4 WA8", async (env) => {
         await put(env, "outside/x.txt", "x");
         value(await env.createDir("t", undefined, live), "createDir t");
