@@ -234,7 +234,7 @@ func (s *scanner) record(path string, e entry) {
 
 // readDirNames lists a directory's names (in any order: the snapshot is a map).
 func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +242,9 @@ func readDirNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// hashFile is the SHA-256 of a file's content; false when it cannot be read.
+// hashFile is the SHA-256 of a file's content; false when it cannot be read or is no longer a regular file.
 func hashFile(path string) (string, bool) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", false
 	}
