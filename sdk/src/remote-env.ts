@@ -297,7 +297,8 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const relay = this.#errors.onChange(onChange);
       watcher = await RemoteWatcher.open(this.#connection, targets, resolved, relay, this.#watchOptions);
     } catch (error) {
-      return this.#fail(isAborted(signal) ? abortedError(undefined) : toFileError(error));
+      // Node has no checkpoint between its two: an open that fails reports its failure, aborted or not (WA1).
+      return this.#fail(toFileError(error));
     }
     if (isAborted(signal)) {
       await watcher.close();

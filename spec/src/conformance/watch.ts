@@ -8,7 +8,7 @@
  */
 import { posix } from "node:path";
 import type { ExecutionEnv, FileError, FileWatcher, WatchChange, WatchTarget } from "@outpost/sdk";
-import { aborted, assert, at, fails, live, put, script, value } from "./support.js";
+import { abortable, aborted, assert, at, fails, live, put, script, value } from "./support.js";
 import type { Define, Setup, WatchSettings } from "./types.js";
 
 /** Longest wait for one expected change (Durable's cases use the same). */
@@ -419,6 +419,36 @@ export function watchCases(setup: Setup, define: Define): void {
         }
       });
 
+      scenario(
+        "two watchers of one directory under two names both report, whichever closes first",
+        "WA8 WA12",
+        async (env) => {
+          value(await env.createDir("real", undefined, live), "createDir real");
+          await script(setup, env, "ln -s real link");
+          const first = await watching(env, [{ path: "real" }], mode);
+          const second = await watching(env, [{ path: "link" }], mode);
+          try {
+            let from = second.recorder.mark();
+            const fromFirst = first.recorder.mark();
+            await put(env, "real/one.txt", "one");
+            await first.recorder.covered(at(env, "real/one.txt"), "the watcher of the real name", fromFirst);
+            await second.recorder.covered(at(env, "link/one.txt"), "the watcher of the linked name", from);
+            await first.watcher.close(live);
+            from = second.recorder.mark();
+            await put(env, "real/two.txt", "two");
+            await second.recorder.covered(
+              at(env, "link/two.txt"),
+              "the watcher of the linked name after the other closed",
+              from,
+            );
+            second.recorder.check();
+          } finally {
+            await first.watcher.close(live);
+            await second.watcher.close(live);
+          }
+        },
+      );
+
       scenario("symbolic links below a recursive target are not followed", "WA4 WA8", async (env) => {
         await put(env, "outside/x.txt", "x");
         value(await env.createDir("t", undefined, live), "createDir t");
@@ -604,6 +634,22 @@ function budgetCases(define: Define): void {
         } finally {
           await watcher.close(live);
         }
+      },
+      { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
+    );
+
+    define(
+      `watch (${label}): an open that fails reports its failure even when the context was aborted meanwhile`,
+      "WA1 WA5",
+      async (env) => {
+        await put(env, "tree/a/b/f.txt", "f");
+        value(await env.createDir("tree/c", undefined, live), "createDir tree/c");
+        const { context, controller } = abortable();
+        const opening = env.watch([{ path: "tree", recursive: true }], () => {}, context);
+        // The entry checkpoint has passed; the abort lands while the watcher is being opened.
+        controller.abort();
+        const refused = fails(await opening, "invalid", "over the budget, aborted during the open", { none: true });
+        assert.equal(refused.message, "Watched paths exceed 3 directories", "message");
       },
       { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
     );
