@@ -51,18 +51,24 @@ export function execCases(setup: Setup, define: Define): void {
     }
   });
 
-  define("output written to stdout, then to stderr, is delivered in that order every time", "X20", async (env) => {
-    // libuv reads whichever stream became readable first; with a reader per stream the scheduler decided, and
-    // stderr came first in about one run in ten.
-    const reversed: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      const out = await run(env, "echo a; echo b >&2");
-      assert.deepEqual(value(out.result, `run ${i}`), { exitCode: 0 });
-      const order = out.chunks.map((chunk) => `${chunk.stream}:${JSON.stringify(chunk.text)}`).join(" ");
-      if (order !== 'stdout:"a\\n" stderr:"b\\n"') reversed.push(`run ${i}: ${order}`);
-    }
-    assert.deepEqual(reversed, [], "every run delivers a (stdout) before b (stderr)");
-  });
+  define(
+    "output written to stdout, then to stderr, is delivered in that order every time",
+    "X20",
+    async (env) => {
+      // libuv reads whichever stream became readable first; with a reader per stream the scheduler decided, and
+      // stderr came first in about one run in ten.
+      const reversed: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const out = await run(env, "echo a; echo b >&2");
+        assert.deepEqual(value(out.result, `run ${i}`), { exitCode: 0 });
+        const order = out.chunks.map((chunk) => `${chunk.stream}:${JSON.stringify(chunk.text)}`).join(" ");
+        if (order !== 'stdout:"a\\n" stderr:"b\\n"') reversed.push(`run ${i}: ${order}`);
+      }
+      assert.deepEqual(reversed, [], "every run delivers a (stdout) before b (stderr)");
+      // 50 processes take a while where spawning is slow (Windows under Wine on a loaded machine).
+    },
+    { timeoutMs: 60_000 },
+  );
 
   define("a command's stdout and stderr are sockets, not pipes or terminals", "X13", async (env) => {
     const probe =
