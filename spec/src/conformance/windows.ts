@@ -2,7 +2,7 @@
  * Windows-only cases (registered when the target is Windows): libuv's file sharing, directories opened "r+",
  * and Node's messages where they are Windows' own. Found by the differential run under Wine (tools/windows/).
  */
-import { assert, at, execFails, fails, live, put, text, value } from "./support.js";
+import { assert, at, execFails, fails, live, put, run, sleep, styleOf, text, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 export function windowsCases(setup: Setup, define: Define): void {
@@ -18,6 +18,52 @@ export function windowsCases(setup: Setup, define: Define): void {
     assert.equal(Buffer.from(value(await reader.read(0, 10, live), "read")).toString(), "one");
     await reader.close(live);
     await lines.close(live);
+  });
+
+  define("a directory open in a reader can still be renamed, as libuv shares delete", "WIN5 D4", async (env) => {
+    await put(env, "dir/a.txt", "a");
+    const reader = value(await env.openDirReader("dir", live), "open");
+    value(await env.renameFile("dir", "moved", live), "rename while open");
+    const page = value(await reader.next(10, live), "read after the rename");
+    assert.deepEqual(
+      page.entries.map((entry) => entry.name),
+      ["a.txt"],
+      "the open reader still lists the directory",
+    );
+    await reader.close(live);
+    assert.equal(await text(env, "moved/a.txt"), "a");
+  });
+
+  define("a spill file can be renamed while the command still writes to it", "WIN5 X26", async (env) => {
+    const probe = value(await env.createTempDir({ prefix: "probe-" }, live), "createTempDir");
+    const path = styleOf(probe);
+    const tmpdir = path.dirname(probe);
+    const before = new Set(value(await env.listDir(tmpdir, live), "list tmpdir").map((entry) => entry.name));
+    // The command spills at once, then waits until the case has moved its spill file.
+    const command = run(env, "printf '%0200d' 0; until [ -e release ]; do sleep 0.1; done; printf end", {
+      spill: { afterBytes: 100 },
+      timeout: 30,
+    });
+    let spill: string | undefined;
+    for (let attempt = 0; spill === undefined && attempt < 300; attempt++) {
+      for (const entry of value(await env.listDir(tmpdir, live), "list tmpdir")) {
+        if (before.has(entry.name) || !entry.name.startsWith("tmp-")) continue;
+        const inside = value(await env.listDir(entry.path, live), "list spill dir");
+        const file = inside.find((candidate) => candidate.name.startsWith("pi-output-"));
+        if (file) spill = file.path;
+      }
+      if (spill === undefined) await sleep(50);
+    }
+    assert.ok(spill, "the spill file appeared");
+    const moved = `${spill}.moved`;
+    const renamed = await env.renameFile(spill, moved, live);
+    await put(env, "release", "");
+    const out = await command;
+    value(renamed, "rename while the command writes");
+    assert.deepEqual(value(out.result, "exec"), { exitCode: 0, spillPath: spill });
+    assert.equal(await text(env, moved), `${"0".repeat(200)}end`, "the moved file has the whole output");
+    value(await env.remove(path.dirname(spill), { recursive: true }, live), "remove spill dir");
+    value(await env.remove(probe, { recursive: true }, live), "remove probe");
   });
 
   define("a directory opens r+: truncateFile fails in ftruncate, flushFile after fstat", "WIN5", async (env) => {
