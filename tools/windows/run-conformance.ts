@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { Connection, type ExecutionEnv, RemoteExecutionEnv } from "@outpost/sdk";
 import { createConformanceCases, type EnvSettings } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { excludedPrefixes, exclusionOf, exclusions } from "./excluded.js";
 
 /** One case's outcome, as the comparison reads it. */
 interface Outcome {
@@ -85,12 +86,23 @@ async function main(): Promise<void> {
     windows: true,
   });
   const outcomes: Outcome[] = [];
+  const excluded: { name: string; rule: string; reason: string }[] = [];
+  const stale = [
+    ...exclusions.filter((exclusion) => !cases.some((testCase) => testCase.name === exclusion.name)),
+    ...excludedPrefixes.filter((exclusion) => !cases.some((testCase) => testCase.name.startsWith(exclusion.prefix))),
+  ];
+  if (stale.length > 0) throw new Error(`exclusions that match no case: ${JSON.stringify(stale)}`);
   for (const testCase of cases) {
     if (only && !only.has(testCase.name)) continue;
     if (pattern && !pattern.test(testCase.name)) continue;
     if (testCase.skip !== undefined) {
       // Not applicable to either target (e.g. listFiles on the reference): reported, never compared as a pass.
       console.log(`skipped: ${testCase.name} (${testCase.skip})`);
+      continue;
+    }
+    const exclusion = exclusionOf(testCase.name);
+    if (exclusion) {
+      excluded.push({ name: testCase.name, ...exclusion });
       continue;
     }
     const started = Date.now();
@@ -104,9 +116,9 @@ async function main(): Promise<void> {
     outcome.ms = Date.now() - started;
     outcomes.push(outcome);
     // Written after every case, so a crash still leaves what ran.
-    writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: false, outcomes }, null, 1));
+    writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: false, outcomes, excluded }, null, 1));
   }
-  writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: true, outcomes }, null, 1));
+  writeFileSync(resultsPath, JSON.stringify({ target: targetName, done: true, outcomes, excluded }, null, 1));
   await connection?.close();
   try {
     rmSync(sandbox, { recursive: true, force: true, maxRetries: 5 });

@@ -27,7 +27,7 @@ export function windowsCases(setup: Setup, define: Define): void {
     const before = new Set(value(await env.listDir(tmpdir, live), "list tmpdir").map((entry) => entry.name));
     // The command spills at once, then waits until the case has moved its spill file.
     const command = run(env, "printf '%0200d' 0; until [ -e release ]; do sleep 0.1; done; printf end", {
-      spill: { afterBytes: 100 },
+      spill: { afterBytes: 100, afterLines: 100 },
       timeout: 30,
     });
     let spill: string | undefined;
