@@ -27,7 +27,7 @@ install_packages() {
   [ ${#missing[@]} -eq 0 ] && return
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
+  $sudo apt-get update -qq </dev/null
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" </dev/null
 }
 

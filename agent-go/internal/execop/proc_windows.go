@@ -26,8 +26,8 @@ type platformState struct {
 
 // child is a started command.
 type child struct {
-	proc   *os.Process
-	pid    int
+	proc *os.Process
+	pid  int
 	// output reads the child's stdout and stderr pipes.
 	output *outputReader
 
