@@ -169,8 +169,16 @@ export const exclusions: Exclusion[] = [
   },
 ];
 
-/** Watch cases: every native one (Wine), and the polling ones (timing under Wine). */
+const budget =
+  "the reference on Windows opens a directory tree over the budget (success where invalid was expected), " +
+  "and the agent fails the case too; WA5 on Windows is not investigated yet";
+
+/** Watch cases: the budget ones (first match wins), every native one (Wine), and the polling ones (timing under Wine). */
 export const excludedPrefixes: { prefix: string; rule: string; reason: string }[] = [
+  { prefix: "watch (native): a tree over the directory budget", rule: "WA5 WA11 WA1", reason: budget },
+  { prefix: "watch (native): a budget of 0", rule: "WA5 WA1", reason: budget },
+  { prefix: "watch (polling): a tree over the directory budget", rule: "WA5 WA11 WA1", reason: budget },
+  { prefix: "watch (polling): a budget of 0", rule: "WA5 WA1", reason: budget },
   { prefix: "watch (native): ", rule: "WA", reason: nativeWatch },
   { prefix: "watch (polling): ", rule: "WA", reason: watchTiming },
   { prefix: "watch: ", rule: "WA", reason: watchTiming },

@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     }
     const exclusion = exclusionOf(testCase.name);
     if (exclusion) {
-      excluded.push({ name: testCase.name, ...exclusion });
+      excluded.push({ name: testCase.name, rule: testCase.rule ?? exclusion.rule, reason: exclusion.reason });
       continue;
     }
     const started = Date.now();
