@@ -15,7 +15,9 @@ export interface Exclusion {
   reason: string;
 }
 
-const posixPaths = "POSIX expectations: literal POSIX paths; the win32 rules (WIN1, P11, P12) are not written as cases";
+const posixPaths =
+  "POSIX expectations: literal POSIX paths; their win32 counterparts are the Windows case " +
+  "'paths resolve and join in the win32 flavour' (WIN1 P2 P3 P4 P5 P6 P11 P12 P14)";
 const belowFile = "POSIX expectations: not_directory below a file; Windows says not_found (WIN2), not switched yet";
 const noStat = "the stand-in shell has no stat or chmod (and Windows has no mode bits to set)";
 const standInJobs = "the stand-in shell's background jobs and $! are not Git Bash's (Wine blind spot: the shell)";

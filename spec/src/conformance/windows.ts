@@ -2,11 +2,48 @@
  * Windows-only cases (registered when the target is Windows): libuv's file sharing, directories opened "r+",
  * and Node's messages where they are Windows' own. Found by the differential run under Wine (tools/windows/).
  */
-import { assert, at, execFails, fails, live, put, run, sleep, styleOf, text, value } from "./support.js";
+import { assert, at, execFails, fails, live, put, run, script, sleep, styleOf, text, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 export function windowsCases(setup: Setup, define: Define): void {
   if (!setup.windows) return;
+
+  define("paths resolve and join in the win32 flavour", "WIN1 P2 P3 P4 P5 P6 P11 P12 P14", async (env) => {
+    const cwd = env.cwd;
+    const drive = cwd.slice(0, 2);
+    const parent = cwd.slice(0, cwd.lastIndexOf("\\"));
+    // A rooted path without a drive (`\x`) takes the drive of the remote process's working directory (P11),
+    // which a case cannot know; it is left out here.
+    const home = (await script(setup, env, 'printf %s "$USERPROFILE"')).trim();
+    const resolved: [string, string][] = [
+      ["a/b", `${cwd}\\a\\b`],
+      ["a\\b\\", `${cwd}\\a\\b`],
+      ["./a//b/./", `${cwd}\\a\\b`],
+      ["", cwd],
+      ["..", parent],
+      [`${drive}/a/../../b`, `${drive}\\b`],
+      ["\\\\server\\share\\x\\..\\y", "\\\\server\\share\\y"],
+      ["~", home],
+      ["~\\x\\..\\y", `${home}\\y`],
+      ["~/y", `${home}\\y`],
+      ["~user", `${cwd}\\~user`],
+      [`file:///${drive}/a%20b`, `${drive}\\a b`],
+    ];
+    for (const [path, expected] of resolved) {
+      assert.equal(value(await env.absolutePath(path, live), JSON.stringify(path)), expected, JSON.stringify(path));
+    }
+    const joined: [string[], string][] = [
+      [[], "."],
+      [["a/", "b/"], "a\\b\\"],
+      [["a", "", "b"], "a\\b"],
+      [["a", ".."], "."],
+      [[`${drive}\\a`, "..\\..\\b"], `${drive}\\b`],
+      [["/a", "b"], "\\a\\b"],
+    ];
+    for (const [parts, expected] of joined) {
+      assert.equal(value(await env.joinPath(parts, live), JSON.stringify(parts)), expected, JSON.stringify(parts));
+    }
+  });
 
   define("a file open in a reader can still be renamed and removed, as libuv shares delete", "WIN2", async (env) => {
     await put(env, "data.txt", "one");
