@@ -106,10 +106,16 @@ type fileHandle struct {
 	poisoned bool // a chunk write failed; later chunks are refused so a file never has gaps
 }
 
+// dirStream is an open directory's names: an *os.File on POSIX, Windows' own enumeration on Windows.
+type dirStream interface {
+	Readdirnames(n int) ([]string, error)
+	Close() error
+}
+
 // dirHandle is an open directory. Its own lock serialises reads of it; the table lock is never held meanwhile.
 type dirHandle struct {
 	mu     sync.Mutex
-	dir    *os.File
+	dir    dirStream
 	path   string
 	done   bool
 	closed bool

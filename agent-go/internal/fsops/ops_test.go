@@ -759,7 +759,7 @@ func TestHandlesAreCloseOnExec(t *testing.T) {
 		}
 	}
 	dir, _ := ops.table.Dir(uint64(run(t, ops, "opendir", map[string]any{"path": root}, nil).handle(t)))
-	conn, _ := dir.dir.SyscallConn()
+	conn, _ := dir.dir.(*os.File).SyscallConn()
 	_ = conn.Control(func(fd uintptr) {
 		if r, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFD, 0); r&syscall.FD_CLOEXEC == 0 {
 			t.Error("directory handle is not close-on-exec")
