@@ -123,7 +123,7 @@ async function abortLatency(env: LocalExecutionEnv, rounds: number): Promise<num
 /** The listing rows; `root` is an empty scratch directory. BENCH_FILES and BENCH_ROUNDS override the sizes. */
 export async function benchListFiles(root: string, quick: boolean, log: (line: string) => void): Promise<RowResult[]> {
   const files = Number(process.env.BENCH_FILES ?? (quick ? 2_000 : 100_000));
-  const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : files > 200_000 ? 3 : 7));
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
   const env = new LocalExecutionEnv({ cwd: root });
   try {
     const started = performance.now();

@@ -119,6 +119,8 @@ async function openRow(name: string, cwd: string, mode: "native" | "polling", ro
       unit: "ms",
       rounds,
       perRound: 1,
+      // Each call is a whole scan of a tree just written (so in the page cache); a warm-up would cost a round.
+      warmup: false,
       candidates: opened.map(({ subject, live }): Candidate => {
         let watcher: FileWatcher | undefined;
         return {

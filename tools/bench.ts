@@ -226,7 +226,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         name: "readTextFile 4 KiB",
         unit: "µs",
         rounds,
-        perRound: calls(200),
+        perRound: calls(100),
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.readTextFile("small.txt", context))),
           anchor("node", () => readFile(nodePath("small.txt"), "utf8")),
@@ -238,7 +238,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         name: "readBinaryFile 4 KiB",
         unit: "µs",
         rounds,
-        perRound: calls(200),
+        perRound: calls(100),
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.readBinaryFile("small.txt", context))),
           anchor("node", () => readFile(nodePath("small.txt"))),
@@ -250,7 +250,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         name: "writeFile 4 KiB",
         unit: "µs",
         rounds,
-        perRound: calls(200),
+        perRound: calls(100),
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.writeFile("w.txt", small4k, context))),
           anchor("node", () => writeFile(nodePath("w.txt"), small4k)),
@@ -262,7 +262,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         name: "listDir 1,000",
         unit: "µs",
         rounds,
-        perRound: calls(20),
+        perRound: calls(8),
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.listDir("many", context))),
           anchor("node", () => readdir(nodePath("many"), { withFileTypes: true })),
@@ -273,7 +273,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         name: 'exec(["true"])',
         unit: "µs",
         rounds,
-        perRound: calls(10),
+        perRound: calls(5),
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.exec(["true"], undefined, context))),
           anchor("node", spawnTrue),
@@ -369,6 +369,8 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rounds: heavyRounds,
         perRound: 1,
         burst: true,
+        // The exec row above warmed every candidate up; a warm-up burst here would cost as much as a round.
+        warmup: false,
         candidates: [
           ...envCandidates(({ env }, latencies) =>
             burst(execBurst, async () => must(await env.exec(["true"], undefined, context)), latencies),
@@ -380,7 +382,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
     const rows: RowResult[] = [];
     for (const spec of specs) {
       const started = Date.now();
-      rows.push(await measureRow({ ...spec, warmup: !quick }));
+      rows.push(await measureRow({ ...spec, warmup: !quick && spec.warmup !== false }));
       log(`measured ${spec.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     }
     if (ssh !== undefined) {
