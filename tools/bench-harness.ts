@@ -17,6 +17,8 @@ export interface Candidate {
   before?: () => Promise<unknown>;
   /** Untimed clean-up after every call (e.g. close the connection the call opened). */
   after?: () => Promise<unknown>;
+  /** Calls per round for this candidate, when it is too slow for the row's `perRound` (e.g. a fresh `ssh`). */
+  perRound?: number;
   /** CPU seconds used so far by the process that serves this candidate (the agent), if it is a separate process. */
   agentCpu?: () => number;
 }
@@ -167,7 +169,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
       const times: number[] = [];
       const latencies: number[] = [];
       try {
-        for (let call = 0; call < spec.perRound; call++) {
+        for (let call = 0; call < (candidate.perRound ?? spec.perRound); call++) {
           await candidate.before?.();
           const client = clientCpuSeconds();
           const agent = candidate.agentCpu?.() ?? Number.NaN;

@@ -1,6 +1,6 @@
 // The watching rows of `make bench` (issue 9): the reference NodeFileWatcher (in process, `reference`) next to the
 // agent's watcher (LocalExecutionEnv, `local`), in one run. Rows:
-// - idle CPU while watching 10,000 directories natively (the mean over 10 s is the value, the min–max of its 1 s
+// - idle CPU while watching 10,000 directories natively (the mean over 5 s is the value, the min–max of its 1 s
 //   samples the spread: the agent's CPU is counted in 10 ms ticks, so only the whole window resolves it);
 // - opening a native watcher on those 10,000 directories (scan + one native watch per directory);
 // - one polling rescan of those 10,000 directories (opening a polling watcher: exactly one full scan);
@@ -194,7 +194,7 @@ export async function benchWatch(cwd: string, quick: boolean, log: (line: string
   await makeTree(join(cwd, "tree"));
   const rounds = quick ? 2 : 5;
   const rows: RowResult[] = [];
-  const seconds = quick ? 1 : 10;
+  const seconds = quick ? 1 : 5;
   const idle: RowResult = {
     row: "watch idle CPU, 10,000 dirs, native",
     unit: "% core",

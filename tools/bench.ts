@@ -279,7 +279,11 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
           anchor("node", spawnTrue),
           ...(ssh === undefined
             ? []
-            : [anchor("ssh2-exec", () => (ssh as SshSide).execChannelTrue()), anchor("ssh-true", ssh.sshTrue)]),
+            : [
+                anchor("ssh2-exec", () => (ssh as SshSide).execChannelTrue()),
+                // A fresh ssh costs ~100x an exec: one call per round keeps the row short.
+                { ...anchor("ssh-true", ssh.sshTrue), perRound: 1 },
+              ]),
         ],
       },
       {
@@ -301,6 +305,8 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rounds: heavyRounds,
         perRound: 1,
         bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.writeFile("big-out.bin", big, context))),
           anchor("node", () => writeFile(nodePath("big-out.bin"), big)),
@@ -314,6 +320,8 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rounds: heavyRounds,
         perRound: 1,
         bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
         // Every call appends to an empty file (truncated untimed before it), so the file does not grow run by run.
         candidates: [
           ...envCandidates(
@@ -337,6 +345,8 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rounds: heavyRounds,
         perRound: 1,
         bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.readBinaryFile("big.bin", context))),
           anchor("node", () => readFile(nodePath("big.bin"))),
@@ -469,14 +479,16 @@ async function main(argv: string[]): Promise<void> {
   const rows: RowResult[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "outpost-bench-"));
   try {
-    if (options.sections.has("ops")) {
-      rows.push(...(await benchOps(options, await subdir(scratch, "ops"), log)));
-    }
-    if (options.sections.has("list-files")) {
-      rows.push(...(await benchListFiles(await subdir(scratch, "list-files"), options.quick, log)));
-    }
-    if (options.sections.has("watch")) {
-      rows.push(...(await benchWatch(await subdir(scratch, "watch"), options.quick, log)));
+    const sections: [string, (dir: string) => Promise<RowResult[]>][] = [
+      ["ops", (dir) => benchOps(options, dir, log)],
+      ["list-files", (dir) => benchListFiles(dir, options.quick, log)],
+      ["watch", (dir) => benchWatch(dir, options.quick, log)],
+    ];
+    for (const [name, bench] of sections) {
+      if (!options.sections.has(name)) continue;
+      const sectionStart = Date.now();
+      rows.push(...(await bench(await subdir(scratch, name))));
+      log(`section ${name}: ${((Date.now() - sectionStart) / 1000).toFixed(0)} s`);
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
