@@ -15,7 +15,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { LocalExecutionEnv } from "@outpost/sdk";
+import { LocalExecutionEnv } from "../sdk/src/index.js";
 import { type Candidate, measureRow, type RowResult, summarize } from "./bench-harness.js";
 
 const context = { abortSignal: undefined };

@@ -10,8 +10,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type ExecutionEnv, type FileWatcher, LocalExecutionEnv, type WatchChange } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { type ExecutionEnv, type FileWatcher, LocalExecutionEnv, type WatchChange } from "../sdk/src/index.js";
 import { type Candidate, measureRow, processCpuSeconds, type RowResult, summarize } from "./bench-harness.js";
 
 const context = { abortSignal: undefined };

@@ -18,12 +18,16 @@ import { readFileSync } from "node:fs";
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ExecutionEnv, LocalExecutionEnv, RemoteExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import type { SFTPWrapper } from "ssh2";
-import { packagedAgent } from "../sdk/src/agent-binary.js";
-import { Connection } from "../sdk/src/connection.js";
 import { encodeFrame, FrameType } from "../sdk/src/frame.js";
+import {
+  Connection,
+  type ExecutionEnv,
+  LocalExecutionEnv,
+  packagedAgent,
+  RemoteExecutionEnv,
+} from "../sdk/src/index.js";
 import { type Echo, echoThrough } from "./bench-echo.js";
 import {
   burst,
