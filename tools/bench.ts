@@ -438,22 +438,36 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
   }
 }
 
-/** Prints `after / before` of every candidate's median in every row both runs have. */
+/**
+ * Prints, per row and candidate of both runs, the medians and after/before, and the candidate's ratio against the
+ * reference and against the row's first other anchor in each run (ratios survive a differently loaded machine).
+ */
 function compare(beforeFile: string, afterFile: string): void {
   const load = (file: string) => JSON.parse(readFileSync(file, "utf8")) as { rows: RowResult[] };
   const before = new Map(load(beforeFile).rows.map((row) => [row.row, row]));
+  const ratio = (row: RowResult, name: string, anchor: string | undefined) => {
+    const value = anchor === undefined ? undefined : row.ratios[name]?.[anchor];
+    return value === undefined ? "" : `${value.toPrecision(3)}x`;
+  };
   console.log(
-    `${"row".padEnd(36)}${"candidate".padEnd(12)}${"before".padStart(12)}${"after".padStart(12)}  after/before`,
+    `${"row".padEnd(40)}${"candidate".padEnd(11)}${"before".padStart(10)}${"after".padStart(10)}${"after/before".padStart(14)}` +
+      `${"÷reference before → after".padStart(28)}${"÷anchor before → after".padStart(34)}`,
   );
   for (const row of load(afterFile).rows) {
     const old = before.get(row.row);
     if (old === undefined) continue;
+    const anchor = row.anchors.find((name) => name !== "reference");
     for (const [name, measure] of Object.entries(row.results)) {
       const was = old.results[name];
       if (was === undefined) continue;
+      const versusReference =
+        ratio(row, name, "reference") && `${ratio(old, name, "reference")} → ${ratio(row, name, "reference")}`;
+      const versusAnchor =
+        ratio(row, name, anchor) && `${anchor}: ${ratio(old, name, anchor)} → ${ratio(row, name, anchor)}`;
       console.log(
-        `${`${row.row} [${row.unit}]`.padEnd(36)}${name.padEnd(12)}${was.median.toPrecision(4).padStart(12)}` +
-          `${measure.median.toPrecision(4).padStart(12)}  ${(measure.median / was.median).toFixed(2)}x`,
+        `${`${row.row} [${row.unit}]`.padEnd(40)}${name.padEnd(11)}${was.median.toPrecision(4).padStart(10)}` +
+          `${measure.median.toPrecision(4).padStart(10)}${`${(measure.median / was.median).toFixed(2)}x`.padStart(14)}` +
+          `${versusReference.padStart(28)}${versusAnchor.padStart(34)}`,
       );
     }
   }

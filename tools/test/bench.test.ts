@@ -2,6 +2,9 @@
 // listing rows, without the SSH side) and that its JSON has every row with a finite median per candidate, and that
 // the harness's statistics and round order are right. No timing is asserted.
 import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -96,5 +99,23 @@ describe("tools/bench.ts --quick --json -", () => {
     }
     expect(document.rows[13].failed).toEqual({});
     expect(Number.isFinite(document.rows[13].results.local.median)).toBe(true);
+
+    // --compare of a run with itself: every candidate of every row, unchanged.
+    const dir = await mkdtemp(join(tmpdir(), "outpost-bench-test-"));
+    try {
+      await writeFile(join(dir, "run.json"), stdout);
+      const compared = await run(
+        process.execPath,
+        ["--import", "tsx", "tools/bench.ts", "--compare", join(dir, "run.json"), join(dir, "run.json")],
+        { cwd: repo },
+      );
+      const lines = compared.stdout.trim().split("\n").slice(1);
+      const candidates = document.rows.reduce((sum, row) => sum + Object.keys(row.results).length, 0);
+      expect(lines).toHaveLength(candidates);
+      for (const line of lines) expect(line).toMatch(/ 1\.00x/);
+      expect(compared.stdout).toMatch(/fileInfo \[µs\] +local .* node: (\S+) → \1/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
