@@ -65,7 +65,7 @@ if [ ${#go_pkgs[@]} -gt 0 ]; then
     name=${pkg#agent-go/internal/}
     echo "gremlins: $pkg"
     (cd "$module" && go run "$GREMLINS" unleash --workers 2 --timeout-coefficient 10 \
-      --output "$out_abs/gremlins-${name//\//-}.json" "./$pkg")
+      --output "$out_abs/gremlins-${name//\//__}.json" "./$pkg")
   done
 fi
 

@@ -56,9 +56,11 @@ function gremlins(dir: string): Side | undefined {
   const side: Side = { name: "agent-go/internal (gremlins)", detected: 0, survived: [], uncovered: 0, other: 0 };
   for (const name of files.sort()) {
     const report = JSON.parse(readFileSync(join(dir, name), "utf8")) as GremlinsReport;
+    // gremlins-<package>.json, "/" in the package path as "__"; gremlins names files relative to the package.
+    const pkg = name.slice("gremlins-".length, -".json".length).replaceAll("__", "/");
     for (const file of report.files ?? []) {
       for (const mutation of file.mutations ?? []) {
-        const where = `agent-go/internal/${file.file_name}:${mutation.line}:${mutation.column}`;
+        const where = `agent-go/internal/${pkg}/${file.file_name}:${mutation.line}:${mutation.column}`;
         if (mutation.status === "KILLED" || mutation.status === "TIMED OUT") side.detected++;
         else if (mutation.status === "LIVED") side.survived.push(`${where} ${mutation.type}`);
         else if (mutation.status === "NOT COVERED") side.uncovered++;
