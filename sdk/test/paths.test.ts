@@ -111,6 +111,22 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
     "//server/share/y",
     "\\\\server",
     "\\\\",
+    // Drive letters at both ends of both ranges, and the characters just outside them (not drives for Node).
+    "A:x",
+    "Z:\\z",
+    "a:",
+    "z:rel",
+    "@:x",
+    "[:x",
+    "`:x",
+    "{:x",
+    "1:\\x",
+    // UNC spellings with doubled separators, a missing share, or a third leading separator.
+    "\\\\server\\",
+    "\\\\server\\\\share\\x",
+    "//server//share",
+    "\\\\\\x",
+    "x\\..\\..\\..\\y\\.\\",
   ];
 
   it("for one segment", () => {
