@@ -114,6 +114,8 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
     // Drive letters at both ends of both ranges, and the characters just outside them (not drives for Node).
     "A:x",
     "Z:\\z",
+    "Z:rel",
+    "A:\\a",
     "a:",
     "z:rel",
     "@:x",
