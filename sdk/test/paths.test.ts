@@ -150,6 +150,19 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
     }
   });
 
+  it("for every pair of segments on an agent whose cwd is a UNC path, with and without drive cwds", () => {
+    // Here drive-relative segments may stay drive-relative (driveRelative), which the C:\ agent never reaches.
+    for (const driveCwds of [{}, { "D:": "D:\\dcwd", "F:": "\\\\other\\share" }]) {
+      const unc: PathRules = { ...rules, cwd: "\\\\server\\share\\dir", driveCwds };
+      for (const first of pieces) {
+        for (const second of pieces) {
+          const expected = asWindowsAgent(unc, () => win32.resolve(first, second));
+          expect([first, second, resolveOnAgent(unc, first, second)]).toEqual([first, second, expected]);
+        }
+      }
+    }
+  });
+
   it("resolves env paths like NodeExecutionEnv on Windows", () => {
     expect(resolveEnvPath(rules, "C:\\work", "src\\a.ts")).toBe("C:\\work\\src\\a.ts");
     expect(resolveEnvPath(rules, "C:\\work", "~")).toBe("C:\\Users\\u");
