@@ -3,7 +3,8 @@
 # (Go) — then one summary of scores and surviving mutants (tools/mutation/summary.ts).
 #
 # Scope, so that a run fits a nightly job:
-#   default           the files changed against $MUTATION_BASE (default main), committed or not;
+#   default           the files changed against $MUTATION_BASE (default main), committed or not (for Go: the
+#                     changed non-test files, each package's tests run against them);
 #   ALL=1             every file of sdk/src and every package of agent-go/internal;
 #   TS_FILES="a b"    these sdk/src files, GO_PKGS="x y" these agent-go/internal packages (either may be "none").
 # Stryker runs incrementally: results of mutants whose code and tests did not change are taken from
@@ -37,12 +38,13 @@ go_packages_of() { grep -E '\.go$' | grep -v '_test\.go$' | xargs -r -n1 dirname
 if [ -n "${GO_PKGS:-}" ]; then
   read -r -a go_pkgs <<<"$GO_PKGS"
   [ "${go_pkgs[*]}" = none ] && go_pkgs=()
+  go_pkgs=("${go_pkgs[@]#agent-go/internal/}")
   go_pkgs=("${go_pkgs[@]/#/agent-go/internal/}")
-  go_pkgs=("${go_pkgs[@]#agent-go/internal/agent-go/internal/}")
 elif [ "${ALL:-}" = 1 ]; then
   mapfile -t go_pkgs < <(git ls-files 'agent-go/internal/**.go' | go_packages_of)
 else
-  mapfile -t go_pkgs < <(changed 'agent-go/internal/**.go' | go_packages_of || true)
+  changed_go=$(changed 'agent-go/internal/**.go' | grep -v '_test\.go$' || true)
+  mapfile -t go_pkgs < <(go_packages_of <<<"$changed_go" || true)
 fi
 
 echo "mutation: ${#ts_files[@]} TypeScript file(s), ${#go_pkgs[@]} Go package(s)"
@@ -63,8 +65,15 @@ if [ ${#go_pkgs[@]} -gt 0 ]; then
   git ls-files -z --cached --others --exclude-standard go.mod go.sum agent-go | xargs -0 cp --parents -t "$module"
   for pkg in "${go_pkgs[@]}"; do
     name=${pkg#agent-go/internal/}
+    # Only the changed files of the package, unless the package was named or ALL=1.
+    excludes=()
+    if [ -n "${changed_go:-}" ]; then
+      while read -r file; do
+        grep -qxF "$file" <<<"$changed_go" || excludes+=(-E "(^|/)$(basename "$file" .go)\.go\$")
+      done < <(git ls-files "$pkg/*.go" | grep -v '_test\.go$')
+    fi
     echo "gremlins: $pkg"
-    (cd "$module" && go run "$GREMLINS" unleash --workers 2 --timeout-coefficient 10 \
+    (cd "$module" && go run "$GREMLINS" unleash --workers 2 --timeout-coefficient 10 "${excludes[@]}" \
       --output "$out_abs/gremlins-${name//\//__}.json" "./$pkg")
   done
 fi

@@ -16,6 +16,8 @@ export default {
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
   concurrency: 2,
   timeoutMS: 20000,
+  // The initial run is the whole selection of tests with coverage; on a loaded machine it takes minutes.
+  dryRunTimeoutMinutes: 30,
   timeoutFactor: 2,
   thresholds: { high: 80, low: 60, break: null },
 };
