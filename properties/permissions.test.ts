@@ -5,7 +5,7 @@
  * traces must be equal, step for step. The modes deny root nothing, so the property runs only for a user they
  * deny: `make test-unprivileged` runs it so (and fails if it is skipped). Small fixed budget.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, type Dirent, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect } from "vitest";
@@ -38,15 +38,23 @@ function makeTree(root: string, modes: Modes): void {
   }
 }
 
-/** Gives every directory of the root its permissions back, so the sandbox can remove it. */
-function reopen(root: string): void {
-  for (const path of ["", ...PERMISSION_PATHS]) {
-    try {
-      chmodSync(join(root, path), 0o700);
-    } catch {
-      // A sequence may have removed or replaced the entry.
-    }
+/**
+ * Gives every directory below `dir` its permissions back (wherever the sequence moved it), so the sandbox can
+ * remove it; symbolic links are not followed.
+ */
+function reopen(dir: string): void {
+  try {
+    chmodSync(dir, 0o700);
+  } catch {
+    return; // a sequence may have removed or replaced it
   }
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) if (entry.isDirectory()) reopen(join(dir, entry.name));
 }
 
 /** Runs a sequence on one target in a fresh root with the tree and modes; returns its normalized trace. */

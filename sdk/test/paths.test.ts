@@ -152,7 +152,8 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
 
   it("for every pair of segments on an agent whose cwd is a UNC path, with and without drive cwds", () => {
     // Here drive-relative segments may stay drive-relative (driveRelative), which the C:\ agent never reaches.
-    for (const driveCwds of [{}, { "D:": "D:\\dcwd", "F:": "\\\\other\\share" }]) {
+    const driveCwdSets: Record<string, string>[] = [{}, { "D:": "D:\\dcwd", "F:": "\\\\other\\share" }];
+    for (const driveCwds of driveCwdSets) {
       const unc: PathRules = { ...rules, cwd: "\\\\server\\share\\dir", driveCwds };
       for (const first of pieces) {
         for (const second of pieces) {
