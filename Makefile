@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -54,6 +54,16 @@ lint: setup
 
 fuzz-short:
 	tools/fuzz.sh
+
+## test-unprivileged: the permission cases (conformance cases marked `permissions`, the permissions property) as a
+## user that file permissions apply to; as root it creates an account and runs them as it (.ci/run, after `make test`)
+test-unprivileged: agent
+	tools/test-unprivileged.sh
+
+## mutation: Stryker on sdk/src and gremlins on agent-go/internal, the files changed against main (ALL=1: all of
+## them; TS_FILES=/GO_PKGS= name them); prints both scores and the surviving mutants (not in `make test`: slow)
+mutation: setup agent
+	tools/mutation/run.sh
 
 ## fuzz: a long fuzzing run of the frame decoder and request dispatch
 fuzz:

@@ -164,3 +164,13 @@ export const SPILLS: readonly (ShellSpillOptions | undefined)[] = [
   { afterBytes: 100_000, afterLines: 2 },
   { afterBytes: 100, afterLines: 10 },
 ];
+
+/**
+ * Modes the permissions property gives entries of its tree (`undefined` keeps the default): nothing, search only,
+ * read only, read and search, write only, write and search — what makes open, readdir, mkdir, rename and rm fail
+ * `EACCES` for a user that is not root.
+ */
+export const PERMISSION_MODES = [undefined, 0o000, 0o100, 0o400, 0o500, 0o200, 0o300] as const;
+
+/** The entries of the permissions property's tree whose mode it draws from `PERMISSION_MODES`. */
+export const PERMISSION_PATHS = ["a.txt", "dir", "dir/c.txt", "dir/sub"] as const;

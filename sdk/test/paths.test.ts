@@ -111,6 +111,24 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
     "//server/share/y",
     "\\\\server",
     "\\\\",
+    // Drive letters at both ends of both ranges, and the characters just outside them (not drives for Node).
+    "A:x",
+    "Z:\\z",
+    "Z:rel",
+    "A:\\a",
+    "a:",
+    "z:rel",
+    "@:x",
+    "[:x",
+    "`:x",
+    "{:x",
+    "1:\\x",
+    // UNC spellings with doubled separators, a missing share, or a third leading separator.
+    "\\\\server\\",
+    "\\\\server\\\\share\\x",
+    "//server//share",
+    "\\\\\\x",
+    "x\\..\\..\\..\\y\\.\\",
   ];
 
   it("for one segment", () => {
@@ -127,6 +145,20 @@ describe("win32 resolution equals Node's path.win32 with the agent's cwd and dri
         ]);
         for (const third of ["b", "d:c", "\\z", "C:y"]) {
           expect(resolveOnAgent(rules, first, second, third)).toBe(nodeOnAgent(first, second, third));
+        }
+      }
+    }
+  });
+
+  it("for every pair of segments on an agent whose cwd is a UNC path, with and without drive cwds", () => {
+    // Here drive-relative segments may stay drive-relative (driveRelative), which the C:\ agent never reaches.
+    const driveCwdSets: Record<string, string>[] = [{}, { "D:": "D:\\dcwd", "F:": "\\\\other\\share" }];
+    for (const driveCwds of driveCwdSets) {
+      const unc: PathRules = { ...rules, cwd: "\\\\server\\share\\dir", driveCwds };
+      for (const first of pieces) {
+        for (const second of pieces) {
+          const expected = asWindowsAgent(unc, () => win32.resolve(first, second));
+          expect([first, second, resolveOnAgent(unc, first, second)]).toEqual([first, second, expected]);
         }
       }
     }

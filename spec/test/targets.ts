@@ -23,7 +23,7 @@ import {
   scanHostKey,
   sshConnection,
 } from "@outpost/sdk";
-import { type EnvSettings, registerConformance } from "@outpost/spec/conformance";
+import { type ConformanceCase, type EnvSettings, registerConformance } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, describe, expect, it } from "vitest";
 import { isolateHome, type Sshd, startSshd } from "../../sdk/test/fixtures/sshd.js";
@@ -176,6 +176,15 @@ function sshTarget(): Target {
   };
 }
 
+/** Whether file permissions apply to this process's user (every target runs as it): not root. */
+const permissionsApply = process.getuid !== undefined && process.getuid() !== 0;
+
+/**
+ * `make test-unprivileged` sets OUTPOST_PERMISSION_PASS=1 to register only the cases marked `permissions`: it runs
+ * them as an unprivileged user and fails if any is skipped.
+ */
+const permissionPass = process.env.OUTPOST_PERMISSION_PASS === "1";
+
 /** The targets: the reference, the local agent, an agent over a pipe and one over SSH. */
 export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget(), sshTarget()];
 
@@ -207,7 +216,12 @@ export function removeSandbox(): void {
  */
 export function registerConformanceFor(name: string): void {
   const subject = target(name);
-  registerConformance({ describe, it }, subject.name, { withEnv: subject.withEnv, listFiles: subject.listFiles });
+  // The permission pass declares permissions whatever the user: a case run as root then fails instead of skipping.
+  const permissions = permissionPass || permissionsApply;
+  const options = { withEnv: subject.withEnv, listFiles: subject.listFiles, permissions };
+  // It runs every permission case that applies to the target (the reference has no listFiles).
+  const select = permissionPass ? (c: ConformanceCase) => c.permissions === true && c.skip === undefined : undefined;
+  registerConformance({ describe, it }, subject.name, options, select);
 
   describe(`${subject.name}: processes`, () => {
     it("leaves no process of any case running", async () => {

@@ -12,6 +12,7 @@ import { execCases } from "./exec.js";
 import { listFilesCases } from "./list-files.js";
 import { metadataCases } from "./metadata.js";
 import { pathCases } from "./paths.js";
+import { permissionCases, withPermissions } from "./permissions.js";
 import { readCases } from "./read.js";
 import { readerCases } from "./readers.js";
 import { specialFileCases } from "./special-files.js";
@@ -26,6 +27,10 @@ import { writeCases } from "./write.js";
 
 export { expectedScan, scanSample } from "./line-scan-model.js";
 export type { ConformanceCase, ConformanceOptions, EnvSettings, TestRunner } from "./types.js";
+
+/** Why a case that needs denied permissions does not run on a target without them. */
+const permissionsSkip =
+  "file permissions do not apply to the target's user (root): needs ConformanceOptions.permissions";
 
 /** Default time of one case, unless it says otherwise. */
 const defaultTimeoutMs = 15_000;
@@ -47,6 +52,7 @@ const modules = [
   spillCases,
   windowCases,
   watchCases,
+  permissionCases,
   watchConnectionCases,
   listFilesCases,
   windowsCases,
@@ -64,6 +70,7 @@ function withDefaults(options: ConformanceOptions): Setup {
     largeFileMiB: Math.max(options.largeFileMiB ?? 20, 1),
     listFiles: options.listFiles ?? false,
     windows: options.windows ?? false,
+    permissions: options.permissions ?? false,
   };
 }
 
@@ -73,21 +80,32 @@ export function createConformanceCases(options: ConformanceOptions): Conformance
   const cases: ConformanceCase[] = [];
   const define: Define = (name, rule, body, extra = {}) => {
     if (cases.some((existing) => existing.name === name)) throw new Error(`duplicate conformance case: ${name}`);
+    const skip = extra.skip ?? (extra.permissions && !setup.permissions ? permissionsSkip : undefined);
+    const run = extra.permissions ? withPermissions(setup, body) : body;
     cases.push({
       name,
       rule,
       timeoutMs: extra.timeoutMs ?? defaultTimeoutMs,
-      ...(extra.skip !== undefined ? { skip: extra.skip } : {}),
-      run: () => setup.withEnv(body, extra.settings),
+      ...(skip !== undefined ? { skip } : {}),
+      ...(extra.permissions ? { permissions: true as const } : {}),
+      run: () => setup.withEnv(run, extra.settings),
     });
   };
   for (const register of modules) register(setup, define);
   return cases;
 }
 
-/** Registers every case as a test of `runner` under `describe(title)`. */
-export function registerConformance(runner: TestRunner, title: string, options: ConformanceOptions): void {
-  const cases = createConformanceCases(options);
+/**
+ * Registers every case as a test of `runner` under `describe(title)`; with `select`, only the cases it accepts
+ * (e.g. `(c) => c.permissions === true` for a pass as an unprivileged user).
+ */
+export function registerConformance(
+  runner: TestRunner,
+  title: string,
+  options: ConformanceOptions,
+  select: (testCase: ConformanceCase) => boolean = () => true,
+): void {
+  const cases = createConformanceCases(options).filter(select);
   runner.describe(title, () => {
     for (const testCase of cases) {
       const label = testCase.rule ? `${testCase.name} [${testCase.rule}]` : testCase.name;

@@ -14,6 +14,11 @@ export interface ConformanceCase {
   timeoutMs?: number;
   /** Why the case does not apply to this target (e.g. the env has no `listFiles`); a runner reports it skipped. */
   skip?: string;
+  /**
+   * The case needs a target user that file permissions apply to (`ConformanceOptions.permissions`): a runner
+   * that runs as root can select these cases to run them again as an unprivileged user.
+   */
+  permissions?: true;
   /** Runs the case. */
   run(): Promise<void>;
 }
@@ -51,6 +56,12 @@ export interface ConformanceOptions {
    * POSIX-only are switched to the Windows rule they test (or left out, by that rule). Default false.
    */
   windows?: boolean;
+  /**
+   * Whether file permissions apply to the target's user — it is not root, so `chmod 000` denies it. The cases
+   * that need a denied permission (marked `permissions`) are skipped without it — reported by name — and fail
+   * when the target turns out to be root. Default false.
+   */
+  permissions?: boolean;
 }
 
 /** Construction options of an env that exec cases vary. */
@@ -92,6 +103,7 @@ export interface Setup {
   largeFileMiB: number;
   listFiles: boolean;
   windows: boolean;
+  permissions: boolean;
 }
 
 /** Declares one case; `rule` is the space-separated list of rule ids it checks. */
@@ -99,5 +111,5 @@ export type Define = (
   name: string,
   rule: string,
   run: (env: ExecutionEnv) => Promise<void>,
-  extra?: { timeoutMs?: number; settings?: EnvSettings; skip?: string },
+  extra?: { timeoutMs?: number; settings?: EnvSettings; skip?: string; permissions?: true },
 ) => void;

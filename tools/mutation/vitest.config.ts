@@ -1,0 +1,32 @@
+/**
+ * The tests Stryker runs against each mutant of sdk/src: the SDK's unit tests, the conformance suite against
+ * LocalExecutionEnv and RemoteExecutionEnv (real agent) and the path resolution property. Left out: the SSH end-to-end tests (a loopback sshd per
+ * file, minutes each), dist.test.ts (it tests the built package, which Stryker does not rebuild) and two
+ * tests that cannot run under Stryker (below).
+ */
+import { configDefaults, defineConfig } from "vitest/config";
+import base from "../../vitest.config.js";
+
+const leftOut = [
+  "applies the connection's requestTimeoutMs to every request but exec and watch",
+  "packagedAgent honours OUTPOST_AGENT for this machine only",
+];
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: [
+      "sdk/test/**/*.test.ts",
+      "spec/test/conformance-local.test.ts",
+      "spec/test/conformance-remote.test.ts",
+      // Pure and fast: path resolution against Node's own path module on random inputs.
+      "properties/paths.test.ts",
+    ],
+    exclude: [...configDefaults.exclude, "sdk/test/ssh*.test.ts", "sdk/test/dist.test.ts"],
+    // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
+    // subject, request deadlines, has other tests), and one that calls process.chdir, which Stryker's runner
+    // (vitest threads, forced) does not allow.
+    testNamePattern: new RegExp(`^(?!.*(${leftOut.join("|")}))`),
+  },
+});
