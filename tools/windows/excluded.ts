@@ -73,11 +73,6 @@ export const exclusions: Exclusion[] = [
     reason: "Wine fails appending to a directory EBADF at the write (Wine blind spot)",
   },
   {
-    name: "permission failures are permission_denied (root may read anything)",
-    rule: "E2",
-    reason: `${noStat}; as root under Wine permissions stop nothing (Wine blind spot)`,
-  },
-  {
     name: "a command's stdout and stderr are sockets, not pipes or terminals",
     rule: "X13",
     reason: "POSIX-only: Node gives a Windows child named pipes, there are no sockets to test for",
