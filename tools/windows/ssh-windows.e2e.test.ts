@@ -186,6 +186,7 @@ describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under 
     if (!result.ok) {
       expect(result.error).toBeInstanceOf(SshError);
       expect(result.error.code).toBe("platform");
+      expect(result.error.message).toMatch(/through this transport is not supported/);
     }
   });
 });
