@@ -46,6 +46,8 @@ const agentOnLinux = join(profileOnLinux, ".outpost", "bin", `outpost-${agentSha
 let scratch: string;
 let clientHome: string;
 let server: ChildProcess | undefined;
+let serverArgs: string[];
+let starts = 0;
 let target: string;
 let fingerprint: string;
 let base: SshEnvOptions;
@@ -68,6 +70,24 @@ async function waitForFile(path: string, ms: number): Promise<string> {
   throw new Error(`the sshd stand-in did not write ${path} within ${ms} ms`);
 }
 
+/** Starts the stand-in on `listen`, returns the address it listens on. */
+async function startServer(listen: string): Promise<string> {
+  starts += 1;
+  const addressFile = join(scratch, `address-${starts}`);
+  const args = [sshdExe, "-listen", listen, ...serverArgs, "-address-file", await windowsPath(addressFile)];
+  server = spawn("wine", args, { stdio: ["ignore", "inherit", "inherit"] });
+  return waitForFile(addressFile, 60_000);
+}
+
+/** Kills the stand-in (under Wine the process is sshd.exe itself): every SSH connection to it drops. */
+async function killServer(): Promise<void> {
+  const running = server;
+  if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
+  const exited = new Promise((resolve) => running.once("exit", resolve));
+  running.kill("SIGKILL");
+  await exited;
+}
+
 beforeAll(async () => {
   clientHome = await isolateHome();
   scratch = await mkdtemp(join(tmpdir(), "outpost-ssh-windows-"));
@@ -77,23 +97,15 @@ beforeAll(async () => {
   const userKey = join(scratch, "user_key");
   for (const key of [hostKey, userKey]) await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
   fingerprint = (await run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKey}.pub`])).stdout.split(" ")[1];
-  const addressFile = join(scratch, "address");
-  const args = [
-    sshdExe,
-    "-listen",
-    "127.0.0.1:0",
+  serverArgs = [
     "-host-key",
     await windowsPath(hostKey),
     "-authorized-key",
     await windowsPath(`${userKey}.pub`),
     "-profile",
     profile,
-    "-address-file",
-    await windowsPath(addressFile),
   ];
-  server = spawn("wine", args, { stdio: ["ignore", "inherit", "inherit"] });
-  const address = await waitForFile(addressFile, 60_000);
-  target = `tester@${address}`;
+  target = `tester@${await startServer("127.0.0.1:0")}`;
   await writeFile(join(scratch, "ssh_config"), "");
   base = {
     configFile: join(scratch, "ssh_config"),
@@ -107,7 +119,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  server?.kill();
+  await killServer();
   await rm(profileOnLinux, { recursive: true, force: true });
   if (scratch) await rm(scratch, { recursive: true, force: true });
   if (clientHome) await rm(clientHome, { recursive: true, force: true });
@@ -177,6 +189,23 @@ describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under 
       expect(await output(env, "echo replaced")).toBe("replaced\n");
       await env.close();
     }
+  });
+
+  it("after a lost connection verifies the agent again on reconnect, replacing a truncated one", async () => {
+    const options = await trusted();
+    const env = getOrThrow(await connectSsh(target, options));
+    expect(await output(env, "echo before")).toBe("before\n");
+    await killServer();
+    await rm(agentOnLinux);
+    await writeFile(agentOnLinux, agentBytes.subarray(0, 4096));
+    await startServer(target.slice(target.indexOf("@") + 1));
+    const lost = await env.fileInfo(profile, none);
+    // The first call after the kill may still meet the dead session, or already the next one.
+    if (!lost.ok) expect(lost.error.code).toBe("unknown");
+    expect(await output(env, "echo after")).toBe("after\n");
+    expect(env.connection.deployed()?.uploaded).toBe(true);
+    expect(await shaOnLinux(agentOnLinux)).toBe(agentSha);
+    await env.close();
   });
 
   it("refuses to deploy to Windows through the openssh transport (it has no SFTP hash)", async () => {
