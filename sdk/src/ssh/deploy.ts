@@ -2,7 +2,8 @@
  * `deployAgent`: the agent for the remote's platform, uploaded over SFTP to `~/.outpost/bin/outpost-<sha256>`
  * (a temporary name, verified, then renamed into place; mode 0755 in a 0700 directory), and verified by its SHA-256
  * on the remote before every start; after an upload, agents of other versions are removed. No path passes through a
- * remote shell unquoted.
+ * remote shell unquoted. Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
+ * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
