@@ -68,11 +68,11 @@ dist: setup
 test-package: dist sdk
 	tools/package-test.sh
 
-## bench: per-operation latency and throughput, Outpost vs the in-process reference; then over a loopback sshd
+## bench: the interleaved table of tools/bench.ts (every env and its anchors, over a loopback sshd too, then the
+## listFiles and watching rows); also writes it as JSON to BENCH_JSON (default bench-results.json) for
+## `node --import tsx tools/bench.ts --compare before.json after.json`
 bench: build
-	node --import tsx tools/bench.ts
-	node --import tsx tools/bench-list-files.ts
-	node --import tsx tools/bench-ssh.ts
+	node --import tsx tools/bench.ts --json $${BENCH_JSON:-bench-results.json}
 
 ## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine);
 ## then connectSsh deploying to and driving a Windows agent under Wine (tools/windows/test-ssh-windows.sh), run
@@ -82,7 +82,7 @@ test-windows: setup sdk
 
 ## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
 bench-large: build
-	BENCH_FILES=1000000 node --import tsx tools/bench-list-files.ts
+	BENCH_FILES=1000000 node --import tsx tools/bench.ts --only list-files
 
 ## properties-nightly: the differential property tests at 50x the CI budget; SHARD=i/N runs shard i of N
 ## (its own part of every budget, its own seed from OUTPOST_PROP_SEED and i); OUTPOST_PROP_REPORT=<file> records

@@ -20,6 +20,7 @@ export default defineConfig({
       "spec/test/**/*.test.ts",
       "properties/**/*.test.ts",
       "integrations/*/test/**/*.test.ts",
+      "tools/test/**/*.test.ts",
     ],
     environment: "node",
     testTimeout: 30_000,

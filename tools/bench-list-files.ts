@@ -1,25 +1,24 @@
 // `make bench` (listing part) and `make bench-large`: `listFiles` through LocalExecutionEnv next to the tools an
-// agent would otherwise run — `rg --files`, `fd --type f --hidden`, `git ls-files -co --exclude-standard` — and
-// Node's `fs.promises.readdir(root, {recursive: true})`, on one generated tree, in interleaved rounds, reporting
-// medians with their spread, the count each produced, and ratios against `rg --files` from the same run.
+// agent would otherwise run — `rg --files` (`rg`, the anchor), `rg --files --hidden --glob '!.git'` (`rg-hidden`),
+// `fd --type f --hidden` (`fd`), `git ls-files -co --exclude-standard` (`git`) — and Node's
+// `fs.promises.readdir(root, {recursive: true})` (`node`), on one generated tree, in interleaved rounds
+// (tools/bench-harness.ts), with the count each produced.
 //
-// The tree: BENCH_FILES files (default 100,000; `make bench-large` uses 1,000,000) in directories of 20 files,
-// three levels deep, in a fresh git repository with nothing committed, with a `.gitignore` at the root, in every
-// top-level directory and in every tenth second-level one, so the ignore rules are nested and really prune
-// (`build/` and `node_modules/` directories, `*.log`, `*.tmp` but `!keep.tmp`, `generated-*`). Counts differ where
+// The tree: BENCH_FILES files (default 100,000, 2,000 with --quick; `make bench-large` uses 1,000,000) in
+// directories of 20 files, three levels deep, in a fresh git repository with nothing committed, with a `.gitignore`
+// at the root, in every top-level directory and in every tenth second-level one, so the ignore rules are nested and
+// really prune (`build/` and `node_modules/` directories, `*.log`, `*.tmp` but `!keep.tmp`, `generated-*`). Counts differ where
 // the tools' rules differ: `rg --files` leaves out hidden files (the `.gitignore`s), `fd --hidden` lists the
 // contents of `.git`, `fs.readdir` lists everything including directories; `listFiles`, `rg --files --hidden
 // --glob '!.git'` and `git ls-files -co --exclude-standard` should agree.
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { LocalExecutionEnv } from "@outpost/sdk";
+import { LocalExecutionEnv } from "../sdk/src/index.js";
+import { type Candidate, measureRow, type RowResult, summarize } from "./bench-harness.js";
 
 const context = { abortSignal: undefined };
-const FILES = Number(process.env.BENCH_FILES ?? 100_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (FILES > 200_000 ? 3 : 7));
 const PER_DIR = 20;
 
 /** Where a program lives, or undefined: Debian names fd `fdfind`. */
@@ -56,8 +55,8 @@ function countLines(program: string, args: string[], cwd: string): Promise<numbe
 }
 
 /** Writes the tree; returns the number of directories. */
-async function makeTree(root: string): Promise<number> {
-  const dirs = Math.ceil(FILES / PER_DIR);
+async function makeTree(root: string, files: number): Promise<number> {
+  const dirs = Math.ceil(files / PER_DIR);
   const fanout = Math.max(2, Math.ceil(Math.cbrt(dirs)));
   await output("git", ["init", "-q", root], "/");
   await writeFile(join(root, ".gitignore"), "*.log\nnode_modules/\n/dist\n");
@@ -75,7 +74,7 @@ async function makeTree(root: string): Promise<number> {
       for (let c = 0; c < fanout && made < dirs; c++, made++) {
         const leaf = join(mid, `dir${c}`);
         await mkdir(leaf);
-        for (let f = 0; f < PER_DIR && written < FILES; f++, written++) {
+        for (let f = 0; f < PER_DIR && written < files; f++, written++) {
           const ext = f % 10 === 0 ? "log" : f % 10 === 1 ? "tmp" : f % 10 === 2 ? "js" : "ts";
           const name = f === 1 && c % 5 === 0 ? "keep.tmp" : f === 3 ? `generated-${f}.ts` : `file${f}.${ext}`;
           pending.push(writeFile(join(leaf, name), ""));
@@ -88,22 +87,24 @@ async function makeTree(root: string): Promise<number> {
   return made;
 }
 
-interface Candidate {
-  name: string;
-  run: () => Promise<number>;
-  samples: number[];
-  count?: number;
+/** A candidate that fails if a later call lists a different number of paths than its first call. */
+function counted(name: string, list: () => Promise<number>, counts: Map<string, number>, anchor = false): Candidate {
+  return {
+    name,
+    anchor,
+    run: async () => {
+      const count = await list();
+      const first = counts.get(name);
+      if (first === undefined) counts.set(name, count);
+      else if (count !== first) throw new Error(`${name}: ${count} paths, earlier ${first}`);
+    },
+  };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-/** Time from the abort to the settled (aborted) result of a whole-tree listing cancelled 20 ms after it started. */
-async function abortLatency(env: LocalExecutionEnv): Promise<number[]> {
+/** Time (ms) from the abort to the settled (aborted) result of a whole-tree listing cancelled 20 ms after it started. */
+async function abortLatency(env: LocalExecutionEnv, rounds: number): Promise<number[]> {
   const samples: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     const controller = new AbortController();
     let abortedAt = 0;
     const timer = setTimeout(() => {
@@ -116,97 +117,75 @@ async function abortLatency(env: LocalExecutionEnv): Promise<number[]> {
     if (result.ok || result.error.code !== "aborted") throw new Error("the aborted listing did not fail aborted");
     samples.push(performance.now() - abortedAt);
   }
-  return samples.length > 0 ? samples : [Number.NaN];
+  return samples;
 }
 
-async function main(): Promise<void> {
-  const root = await mkdtemp(join(tmpdir(), "outpost-bench-listfiles-"));
+/** The listing rows; `root` is an empty scratch directory. BENCH_FILES and BENCH_ROUNDS override the sizes. */
+export async function benchListFiles(root: string, quick: boolean, log: (line: string) => void): Promise<RowResult[]> {
+  const files = Number(process.env.BENCH_FILES ?? (quick ? 2_000 : 100_000));
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
   const env = new LocalExecutionEnv({ cwd: root });
   try {
     const started = performance.now();
-    const dirs = await makeTree(root);
-    console.log(
-      `listFiles bench: ${FILES.toLocaleString("en")} files in ${dirs.toLocaleString("en")} leaf directories ` +
-        `(made in ${((performance.now() - started) / 1000).toFixed(1)} s), ${ROUNDS} interleaved rounds`,
+    const dirs = await makeTree(root, files);
+    log(
+      `listFiles: ${files.toLocaleString("en")} files in ${dirs.toLocaleString("en")} leaf directories ` +
+        `(made in ${((performance.now() - started) / 1000).toFixed(1)} s), ${rounds} rounds`,
     );
     await env.connection.info();
     const rg = await which("rg");
     const fd = await which("fd", "fdfind");
     const git = await which("git");
+    const counts = new Map<string, number>();
     const candidates: Candidate[] = [
-      {
-        name: "listFiles (LocalExecutionEnv)",
-        run: async () => {
+      counted(
+        "local",
+        async () => {
           const result = await env.listFiles("", undefined, context);
           if (!result.ok) throw result.error;
           return result.value.paths.length;
         },
-        samples: [],
-      },
+        counts,
+      ),
     ];
-    if (rg) candidates.push({ name: "rg --files", run: () => countLines(rg, ["--files"], root), samples: [] });
+    if (rg) candidates.push(counted("rg", () => countLines(rg, ["--files"], root), counts, true));
     if (rg) {
-      candidates.push({
-        name: "rg --files --hidden",
-        run: () => countLines(rg, ["--files", "--hidden", "--glob", "!.git"], root),
-        samples: [],
-      });
-    }
-    if (fd) {
-      candidates.push({
-        name: "fd --type f --hidden",
-        run: () => countLines(fd, ["--type", "f", "--hidden"], root),
-        samples: [],
-      });
-    }
-    if (git) {
-      candidates.push({
-        name: "git ls-files -co --exclude-standard",
-        run: () => countLines(git, ["ls-files", "-co", "--exclude-standard"], root),
-        samples: [],
-      });
-    }
-    candidates.push({
-      name: "fs.readdir({recursive: true})",
-      run: async () => (await readdir(root, { recursive: true })).length,
-      samples: [],
-    });
-    const missing = [!rg && "rg (ripgrep)", !fd && "fd (fd-find)", !git && "git"].filter(Boolean);
-    if (missing.length > 0) console.log(`not installed, left out: ${missing.join(", ")}`);
-
-    // One warm-up round (page cache, agent start), then interleaved rounds.
-    for (const candidate of candidates) candidate.count = await candidate.run();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const candidate of candidates) {
-        const start = performance.now();
-        const count = await candidate.run();
-        candidate.samples.push(performance.now() - start);
-        if (count !== candidate.count) throw new Error(`${candidate.name}: ${count} paths, earlier ${candidate.count}`);
-      }
-    }
-    const anchor = candidates.find((candidate) => candidate.name === "rg --files");
-    console.log("");
-    console.log(
-      `${"candidate".padEnd(38)}${"median ms".padStart(11)}${"min–max ms".padStart(18)}${"paths".padStart(11)}  vs rg --files`,
-    );
-    for (const candidate of candidates) {
-      const m = median(candidate.samples);
-      const spread = `${Math.min(...candidate.samples).toFixed(0)}–${Math.max(...candidate.samples).toFixed(0)}`;
-      const ratio = anchor ? `${(m / median(anchor.samples)).toFixed(2)}x` : "—";
-      console.log(
-        `${candidate.name.padEnd(38)}${m.toFixed(1).padStart(11)}${spread.padStart(18)}${(candidate.count ?? 0).toLocaleString("en").padStart(11)}  ${ratio}`,
+      candidates.push(
+        counted("rg-hidden", () => countLines(rg, ["--files", "--hidden", "--glob", "!.git"], root), counts),
       );
     }
-    console.log("");
-    const abortMs = await abortLatency(env);
-    console.log(
-      `abort: a listing cancelled 20 ms in settles ${median(abortMs).toFixed(1)} ms after the abort ` +
-        `(median of ${abortMs.length}, ${Math.min(...abortMs).toFixed(1)}–${Math.max(...abortMs).toFixed(1)} ms)`,
-    );
+    if (fd) candidates.push(counted("fd", () => countLines(fd, ["--type", "f", "--hidden"], root), counts));
+    if (git) {
+      candidates.push(counted("git", () => countLines(git, ["ls-files", "-co", "--exclude-standard"], root), counts));
+    }
+    candidates.push(counted("node", async () => (await readdir(root, { recursive: true })).length, counts, true));
+    const missing = [!rg && "rg (ripgrep)", !fd && "fd (fd-find)", !git && "git"].filter(Boolean);
+    if (missing.length > 0) log(`listFiles: not installed, left out: ${missing.join(", ")}`);
+    const row = await measureRow({
+      name: `listFiles ${files.toLocaleString("en")} files`,
+      unit: "ms",
+      rounds,
+      perRound: 1,
+      candidates,
+    });
+    log(`listFiles: paths listed: ${[...counts].map(([name, count]) => `${name} ${count}`).join(", ")}`);
+    const abortMs = await abortLatency(env, rounds);
+    const rows = [row];
+    if (abortMs.length > 0) {
+      rows.push({
+        row: `listFiles ${files.toLocaleString("en")} files, abort 20 ms in → settled`,
+        unit: "ms",
+        rounds: abortMs.length,
+        perRound: 1,
+        spread: "min-max of round medians",
+        results: { local: summarize(abortMs) },
+        anchors: [],
+        ratios: {},
+        failed: {},
+      });
+    }
+    return rows;
   } finally {
     await env.close();
-    await rm(root, { recursive: true, force: true });
   }
 }
-
-await main();

@@ -1,52 +1,43 @@
-// `make bench` (SSH part): Outpost over a loopback sshd next to what users would pick instead — ssh2's SFTP on one
-// connection, an exec channel per command on that connection, and a fresh `ssh host true` per command — all in one
-// run, candidates interleaved in rounds; medians with their interquartile range, and ratios against the anchors.
-// Also the first connection: cold (the agent is uploaded) and warm (only its SHA-256 is verified).
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// The SSH side of `make bench`: a loopback OpenSSH sshd (the SSH tests' fixture), Outpost over it through both
+// transports (`connectSsh` over ssh2, and the system `ssh` client), and what users would pick instead, as anchors
+// of the same rows: ssh2's SFTP on one connection, an exec channel on that connection, a fresh `ssh host true`, and a
+// raw echo through `cat` on an ssh2 channel and through `ssh -T host cat` (the transport floors).
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import type { Client, SFTPWrapper } from "ssh2";
+import type { Client, ClientChannel, SFTPWrapper } from "ssh2";
 import { openRoute } from "../sdk/src/ssh/client.js";
 import { acceptHostKey, connectSsh, type SshExecutionEnv } from "../sdk/src/ssh/connect.js";
 import { resolveRoute } from "../sdk/src/ssh/target.js";
 import { isolateHome, startSshd } from "../sdk/test/fixtures/sshd.js";
+import { type Echo, echoThrough } from "./bench-echo.js";
 
 const run = promisify(execFile);
 const context = { abortSignal: undefined };
-const quick = process.env.BENCH_QUICK === "1";
-const ROUNDS = quick ? 3 : 7;
 
-type Op = () => Promise<unknown>;
+/** Outpost's SSH transports. */
+export type Transport = "ssh2" | "openssh";
 
-interface Stat {
-  median: number;
-  q1: number;
-  q3: number;
-}
-
-function stat(samples: number[]): Stat {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return { median: at(0.5), q1: at(0.25), q3: at(0.75) };
-}
-
-/** Runs every candidate `perRound` times per round, rounds interleaved; per-call times in µs. */
-async function interleaved(candidates: Record<string, Op>, perRound: number): Promise<Record<string, Stat>> {
-  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
-  for (const op of Object.values(candidates)) await op(); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, op] of Object.entries(candidates)) {
-      for (let i = 0; i < perRound; i++) {
-        const start = performance.now();
-        await op();
-        samples[name].push((performance.now() - start) * 1000);
-      }
-    }
-  }
-  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, stat(values)]));
+/** Everything the SSH candidates and anchors of the table need, and how to tear it down. */
+export interface SshSide {
+  /** A connected env per transport, each in its own directory. */
+  envs: { name: Transport; env: SshExecutionEnv; root: string }[];
+  /** ssh2's SFTP on one connection. */
+  sftp: SFTPWrapper;
+  /** `true` on an exec channel of that connection. */
+  execChannelTrue(): Promise<void>;
+  /** A fresh `ssh host true` (connect, authenticate, run, disconnect). */
+  sshTrue(): Promise<void>;
+  /** Echoes through `cat` on an ssh2 channel and through `ssh -T host cat`. */
+  ssh2Echo: Echo;
+  opensshEcho: Echo;
+  /** A new env over `transport` (its first connection); the caller closes it. */
+  connect(transport: Transport): Promise<SshExecutionEnv>;
+  /** Removes the deployed agent, so the next connection uploads it again (a cold start). */
+  forgetDeployment(): Promise<void>;
+  close(): Promise<void>;
 }
 
 function must<T>(result: { ok: true; value: T } | { ok: false; error: Error }): T {
@@ -58,52 +49,54 @@ function sftpOf(client: Client): Promise<SFTPWrapper> {
   return new Promise((resolve, reject) => client.sftp((error, sftp) => (error ? reject(error) : resolve(sftp))));
 }
 
-function call<T>(start: (done: (error: Error | null | undefined, value?: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value as T))));
-}
-
-function execTrue(client: Client): Promise<void> {
+function execOn(client: Client, command: string): Promise<ClientChannel> {
   return new Promise((resolve, reject) =>
-    client.exec("true", (error, channel) => {
-      if (error) return reject(error);
-      channel.on("close", () => resolve());
-      channel.resume();
-    }),
+    client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel))),
   );
 }
 
-function format(value: Stat, unit: string): string {
-  const digits = unit === "ms" ? 1 : 0;
-  return `${value.median.toFixed(digits)} (${value.q1.toFixed(digits)}–${value.q3.toFixed(digits)})`;
+async function execTrue(client: Client): Promise<void> {
+  const channel = await execOn(client, "true");
+  await new Promise<void>((resolve) => {
+    channel.on("close", () => resolve());
+    channel.resume();
+  });
 }
 
-async function main(): Promise<void> {
+/** Why the SSH side cannot run here, or undefined. */
+export function sshUnavailable(): string | undefined {
+  if (!existsSync("/usr/sbin/sshd")) return "no /usr/sbin/sshd (apt-get install openssh-server)";
+  return undefined;
+}
+
+/** Starts the server and opens every connection; `root` is an empty scratch directory, `echoSize` the echo size. */
+export async function startSshSide(root: string, echoSize: number): Promise<SshSide> {
   const home = await isolateHome();
   const sshd = await startSshd();
-  const root = await mkdtemp(join(tmpdir(), "outpost-bench-ssh-"));
-  let env: SshExecutionEnv | undefined;
+  const cleanups: (() => Promise<unknown> | unknown)[] = [
+    () => rm(home, { recursive: true, force: true }),
+    () => sshd.stop(),
+  ];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  };
   try {
     must(await acceptHostKey(sshd.target, sshd.fingerprint, sshd.options));
-    const times: Record<string, number[]> = { cold: [], warm: [] };
-    for (let round = 0; round < (quick ? 2 : 5); round++) {
-      await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
-      for (const kind of ["cold", "warm"]) {
-        const start = performance.now();
-        const connected = must(await connectSsh(sshd.target, sshd.options));
-        times[kind].push(performance.now() - start);
-        await connected.close();
-      }
+    const connect = async (transport: Transport, cwd?: string) =>
+      must(await connectSsh(sshd.target, { ...sshd.options, transport, cwd }));
+    const envs: SshSide["envs"] = [];
+    for (const name of ["ssh2", "openssh"] as const) {
+      const envRoot = join(root, name);
+      await mkdir(envRoot);
+      const env = await connect(name, envRoot);
+      cleanups.push(() => env.close());
+      must(await env.fileInfo(".", context));
+      envs.push({ name, env, root: envRoot });
     }
-    env = must(await connectSsh(sshd.target, { ...sshd.options, cwd: root }));
     const route = await openRoute(await resolveRoute(sshd.target, sshd.options), sshd.options, { kind: "verify" });
+    cleanups.push(() => route.close());
     const sftp = await sftpOf(route.client);
-    await writeFile(join(root, "small.txt"), "x".repeat(4096));
-    await mkdir(join(root, "many"));
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(join(root, "many", `f${i}`), "")));
-    const small = join(root, "small.txt");
-    const body = Buffer.from("y".repeat(4096));
-    const big = new Uint8Array(64 * 1024 * 1024).fill(7);
-    await writeFile(join(root, "big.bin"), big);
+    cleanups.push(() => sftp.end());
     const sshArgs = [
       "-F",
       sshd.options.configFile as string,
@@ -120,121 +113,26 @@ async function main(): Promise<void> {
       "-p",
       String(sshd.port),
       sshd.target.split(":")[0],
-      "true",
     ];
-    const e = env;
-    const n = quick ? 20 : 100;
-    const rows: [string, string, Record<string, Stat>][] = [
-      [
-        "fileInfo / stat",
-        "µs",
-        await interleaved(
-          {
-            outpost: async () => must(await e.fileInfo("small.txt", context)),
-            sftp: () => call((done) => sftp.stat(small, done)),
-          },
-          n,
-        ),
-      ],
-      [
-        "readTextFile 4 KiB",
-        "µs",
-        await interleaved(
-          {
-            outpost: async () => must(await e.readTextFile("small.txt", context)),
-            sftp: () => call((done) => sftp.readFile(small, "utf8", done)),
-          },
-          n,
-        ),
-      ],
-      [
-        "writeFile 4 KiB",
-        "µs",
-        await interleaved(
-          {
-            outpost: async () => must(await e.writeFile("w.txt", body, context)),
-            sftp: () => call((done) => sftp.writeFile(join(root, "s.txt"), body, done)),
-          },
-          n,
-        ),
-      ],
-      [
-        "listDir 1,000 / readdir",
-        "µs",
-        await interleaved(
-          {
-            outpost: async () => must(await e.listDir("many", context)),
-            sftp: () => call((done) => sftp.readdir(join(root, "many"), done)),
-          },
-          quick ? 5 : 20,
-        ),
-      ],
-      [
-        'exec(["true"])',
-        "µs",
-        await interleaved(
-          {
-            outpost: async () => must(await e.exec(["true"], undefined, context)),
-            "ssh2 exec channel": () => execTrue(route.client),
-            "fresh ssh host true": () => run("ssh", sshArgs),
-          },
-          quick ? 5 : 20,
-        ),
-      ],
-      [
-        "read 64 MiB",
-        "ms",
-        await interleaved(
-          {
-            outpost: async () => must(await e.readBinaryFile("big.bin", context)),
-            sftp: () => call((done) => sftp.fastGet(join(root, "big.bin"), join(root, "got.bin"), done)),
-          },
-          1,
-        ),
-      ],
-      [
-        "write 64 MiB",
-        "ms",
-        await interleaved(
-          {
-            outpost: async () => must(await e.writeFile("big-out.bin", big, context)),
-            sftp: () => call((done) => sftp.fastPut(join(root, "big.bin"), join(root, "put.bin"), done)),
-          },
-          1,
-        ),
-      ],
-    ];
-    for (const row of rows) {
-      if (row[1] === "ms")
-        for (const value of Object.values(row[2]))
-          for (const key of ["median", "q1", "q3"] as const) value[key] /= 1000;
-    }
-    console.log(`Outpost over SSH (loopback OpenSSH sshd, ssh2 client); node ${process.version}; ${ROUNDS} rounds`);
-    console.log("median (interquartile range) per call; ratio = outpost / anchor (> 1 = slower)\n");
-    console.log(
-      `${"operation".padEnd(24)}${"outpost".padStart(24)}${"anchor".padStart(26)}  anchor name            ratio`,
-    );
-    for (const [name, unit, stats] of rows) {
-      const outpost = stats.outpost;
-      for (const [anchor, value] of Object.entries(stats)) {
-        if (anchor === "outpost") continue;
-        console.log(
-          `${`${name} [${unit}]`.padEnd(24)}${format(outpost, unit).padStart(24)}${format(value, unit).padStart(26)}  ${anchor.padEnd(22)} ${(outpost.median / value.median).toPrecision(2)}x`,
-        );
-      }
-    }
-    const cold = stat(times.cold);
-    const warm = stat(times.warm);
-    console.log(`\nfirst connection, cold (upload + verify + start) [ms]: ${format(cold, "ms")}`);
-    console.log(`first connection, warm (verify + start) [ms]:          ${format(warm, "ms")}`);
-    sftp.end();
-    route.close();
-  } finally {
-    await env?.close();
-    await rm(root, { recursive: true, force: true });
-    await sshd.stop();
-    await rm(home, { recursive: true, force: true });
+    const catChannel = await execOn(route.client, "cat");
+    cleanups.push(() => catChannel.end());
+    const catProcess = spawn("ssh", ["-T", ...sshArgs, "cat"], { stdio: ["pipe", "pipe", "ignore"] });
+    cleanups.push(() => catProcess.kill());
+    return {
+      envs,
+      sftp,
+      execChannelTrue: () => execTrue(route.client),
+      sshTrue: async () => {
+        await run("ssh", [...sshArgs, "true"]);
+      },
+      ssh2Echo: echoThrough(catChannel, catChannel, echoSize),
+      opensshEcho: echoThrough(catProcess.stdin, catProcess.stdout, echoSize),
+      connect: (transport) => connect(transport),
+      forgetDeployment: () => rm(join(sshd.home, ".outpost"), { recursive: true, force: true }),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }
-
-await main();

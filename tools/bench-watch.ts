@@ -1,19 +1,20 @@
-// The watching rows of `make bench` (issue 9): the reference NodeFileWatcher (in process) next to the agent's
-// watcher (LocalExecutionEnv), in one run. Rows:
-// - idle CPU while watching 10,000 directories natively (average over 10 s, with the min–max of 1 s samples);
+// The watching rows of `make bench` (issue 9): the reference NodeFileWatcher (in process, `reference`) next to the
+// agent's watcher (LocalExecutionEnv, `local`), in one run. Rows:
+// - idle CPU while watching 10,000 directories natively (the mean over 5 s is the value, the min–max of its 1 s
+//   samples the spread: the agent's CPU is counted in 10 ms ticks, so only the whole window resolves it);
 // - opening a native watcher on those 10,000 directories (scan + one native watch per directory);
 // - one polling rescan of those 10,000 directories (opening a polling watcher: exactly one full scan);
-// - write → onChange latency, native and polling at 100 ms (median with p10–p90, candidates interleaved per round).
-// A candidate whose watcher fails shows "n/a" with the reason below the table.
-import { readFileSync } from "node:fs";
+// - write → onChange latency, native and polling at 100 ms.
+// All but the first run interleaved in rounds (tools/bench-harness.ts). A candidate whose watcher fails is listed as
+// failed, with the reason, in its row.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type ExecutionEnv, LocalExecutionEnv, type WatchChange } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import { type ExecutionEnv, type FileWatcher, LocalExecutionEnv, type WatchChange } from "../sdk/src/index.js";
+import { type Candidate, measureRow, processCpuSeconds, type RowResult, summarize } from "./bench-harness.js";
 
 const context = { abortSignal: undefined };
-const quick = process.env.BENCH_QUICK === "1";
 
 interface WatchOptions {
   mode: "native" | "polling";
@@ -21,7 +22,7 @@ interface WatchOptions {
 }
 
 /** One watcher implementation: an env per watch options, and the CPU seconds its watcher runs on. */
-interface Candidate {
+interface Subject {
   name: string;
   open(
     cwd: string,
@@ -29,7 +30,7 @@ interface Candidate {
   ): Promise<{ env: ExecutionEnv; cpuSeconds: () => number; dispose(): Promise<void> }>;
 }
 
-const reference: Candidate = {
+const reference: Subject = {
   name: "reference",
   open: async (cwd, watch) => ({
     env: new NodeExecutionEnv({ cwd, watch }),
@@ -41,35 +42,19 @@ const reference: Candidate = {
   }),
 };
 
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
-const USER_HZ = 100;
-
-const outpost: Candidate = {
-  name: "outpost",
+const local: Subject = {
+  name: "local",
   open: async (cwd, watch) => {
     const options = { cwd, watch };
     const env = new LocalExecutionEnv(options);
     const { pid } = await env.connection.info();
     return {
       env,
-      cpuSeconds: () => {
-        // Fields 14 and 15 (utime, stime) after the parenthesised command name.
-        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-        return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
-      },
+      cpuSeconds: () => processCpuSeconds(pid),
       dispose: () => env.close(),
     };
   },
 };
-
-/** A measured value with its spread, or why there is none. */
-type Measure = { median: number; low: number; high: number } | { missing: string };
-
-function summary(samples: number[], lowQuantile = 0, highQuantile = 1): Measure {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
-  return { median: at(0.5), low: at(lowQuantile), high: at(highQuantile) };
-}
 
 /** 99 directories of 100 directories each, plus the root: 10,000 directories, exactly the default budget. */
 async function makeTree(root: string): Promise<void> {
@@ -90,202 +75,156 @@ async function watchTree(env: ExecutionEnv, onChange: (change: WatchChange) => v
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Idle CPU (% of one core) of a native watcher on the tree, after 1 s of settling: the average over 10 s (the agent's
- * CPU is counted in 10 ms ticks, so only the whole window resolves it), with the min–max of its 1 s samples.
+ * Idle CPU (% of one core) of a native watcher on the tree, after 1 s of settling: the mean over `seconds`, with
+ * the min–max of its 1 s samples (the mean first, then the samples), or why the watcher could not open.
  */
-async function idleCpu(candidate: Candidate, cwd: string): Promise<Measure> {
-  const subject = await candidate.open(cwd, { mode: "native" });
+async function idleCpu(subject: Subject, cwd: string, seconds: number): Promise<number[] | string> {
+  const opened = await subject.open(cwd, { mode: "native" });
   try {
-    const watcher = await watchTree(subject.env);
+    const watcher = await watchTree(opened.env);
     try {
       await sleep(1000);
       const samples: number[] = [];
-      const cpuAtStart = subject.cpuSeconds();
+      const cpuAtStart = opened.cpuSeconds();
       const windowStart = performance.now();
-      for (let second = 0; second < (quick ? 3 : 10); second++) {
-        const cpu = subject.cpuSeconds();
+      for (let second = 0; second < seconds; second++) {
+        const cpu = opened.cpuSeconds();
         const start = performance.now();
         await sleep(1000);
-        samples.push(((subject.cpuSeconds() - cpu) / ((performance.now() - start) / 1000)) * 100);
+        samples.push(((opened.cpuSeconds() - cpu) / ((performance.now() - start) / 1000)) * 100);
       }
-      const average = ((subject.cpuSeconds() - cpuAtStart) / ((performance.now() - windowStart) / 1000)) * 100;
-      return { ...summary(samples), median: average };
+      const mean = ((opened.cpuSeconds() - cpuAtStart) / ((performance.now() - windowStart) / 1000)) * 100;
+      return [mean, ...samples];
     } finally {
       await watcher.close(context);
     }
   } catch (error) {
-    return { missing: String(error instanceof Error ? error.message : error) };
+    return error instanceof Error ? error.message : String(error);
   } finally {
-    await subject.dispose();
+    await opened.dispose();
   }
 }
 
-/** Median time to open a watcher on the tree in `mode` (interleaved rounds). */
-async function openTimes(cwd: string, mode: "native" | "polling", rounds: number): Promise<Map<string, Measure>> {
-  const samples = new Map<string, number[]>();
-  const failures = new Map<string, string>();
-  const subjects = await Promise.all(
-    [reference, outpost].map(async (c) => ({ c, s: await c.open(cwd, { mode, pollIntervalMs: 3_600_000 }) })),
+/** Time to open a watcher on the tree in `mode`, both subjects interleaved (each open is closed untimed). */
+async function openRow(name: string, cwd: string, mode: "native" | "polling", rounds: number): Promise<RowResult> {
+  const opened = await Promise.all(
+    [reference, local].map(async (subject) => ({
+      subject,
+      live: await subject.open(cwd, { mode, pollIntervalMs: 3_600_000 }),
+    })),
   );
   try {
-    for (let round = 0; round < rounds; round++) {
-      for (const { c, s } of subjects) {
-        if (failures.has(c.name)) continue;
-        try {
-          const start = performance.now();
-          const watcher = await watchTree(s.env);
-          samples.set(c.name, [...(samples.get(c.name) ?? []), performance.now() - start]);
-          await watcher.close(context);
-        } catch (error) {
-          failures.set(c.name, error instanceof Error ? error.message : String(error));
-        }
-      }
-    }
+    return await measureRow({
+      name,
+      unit: "ms",
+      rounds,
+      perRound: 1,
+      // Each call is a whole scan of a tree just written (so in the page cache); a warm-up would cost a round.
+      warmup: false,
+      candidates: opened.map(({ subject, live }): Candidate => {
+        let watcher: FileWatcher | undefined;
+        return {
+          name: subject.name,
+          anchor: subject === reference,
+          run: async () => {
+            watcher = await watchTree(live.env);
+          },
+          after: async () => {
+            await watcher?.close(context);
+            watcher = undefined;
+          },
+        };
+      }),
+    });
   } finally {
-    for (const { s } of subjects) await s.dispose();
+    for (const { live } of opened) await live.dispose();
   }
-  return new Map(
-    [reference, outpost].map((c) => [
-      c.name,
-      failures.has(c.name) ? { missing: failures.get(c.name) ?? "" } : summary(samples.get(c.name) ?? []),
-    ]),
-  );
 }
 
-/** write → onChange latency in ms, `rounds` interleaved rounds, median with p10–p90. */
-async function latencies(cwd: string, watch: WatchOptions, rounds: number): Promise<Map<string, Measure>> {
+/** write → onChange latency in ms, both subjects interleaved; trailing events of a write settle untimed first. */
+async function latencyRow(name: string, cwd: string, watch: WatchOptions, rounds: number, perRound: number) {
   await mkdir(join(cwd, "lat"), { recursive: true });
   const file = join(cwd, "lat", "f.txt");
   await writeFile(file, "start");
-  type Live = {
-    name: string;
-    changes: number;
-    wake?: () => void;
-    close: () => Promise<void>;
-    dispose: () => Promise<void>;
-  };
-  const lives: Live[] = [];
-  const failures = new Map<string, string>();
-  for (const candidate of [reference, outpost]) {
-    const subject = await candidate.open(cwd, watch);
-    const live: Live = { name: candidate.name, changes: 0, close: async () => {}, dispose: subject.dispose };
-    const opened = await subject.env.watch(
-      [{ path: "lat" }],
-      () => {
-        live.changes++;
-        live.wake?.();
-      },
-      context,
-    );
-    if (!opened.ok) {
-      failures.set(candidate.name, `${opened.error.code}: ${opened.error.message}`);
-      await subject.dispose();
-      continue;
-    }
-    live.close = () => opened.value.close(context);
-    lives.push(live);
-  }
-  const samples = new Map<string, number[]>();
+  const disposals: (() => Promise<void>)[] = [];
+  const candidates: Candidate[] = [];
   try {
-    for (let round = 0; round < rounds; round++) {
-      for (const live of lives) {
+    for (const subject of [reference, local]) {
+      const live = await subject.open(cwd, watch);
+      disposals.push(live.dispose);
+      let changes = 0;
+      let wake: (() => void) | undefined;
+      const opened = await live.env.watch(
+        [{ path: "lat" }],
+        () => {
+          changes++;
+          wake?.();
+        },
+        context,
+      );
+      if (opened.ok) disposals.unshift(() => opened.value.close(context));
+      let written = 0;
+      candidates.push({
+        name: subject.name,
+        anchor: subject === reference,
         // Let trailing events of the previous write settle, so they are not taken for this one.
-        await sleep(watch.mode === "polling" ? 250 : 150);
-        const before = live.changes;
-        const seen = new Promise<void>((resolve) => {
-          live.wake = () => {
-            if (live.changes > before) resolve();
-          };
-        });
-        const start = performance.now();
-        await writeFile(file, `${round}-${live.name}`);
-        const timeout = sleep(3000).then(() => "timeout" as const);
-        const outcome = await Promise.race([seen.then(() => "seen" as const), timeout]);
-        if (outcome === "timeout") throw new Error(`${live.name}: no change within 3 s`);
-        samples.set(live.name, [...(samples.get(live.name) ?? []), performance.now() - start]);
-      }
+        before: () => sleep(watch.mode === "polling" ? 250 : 150),
+        run: async () => {
+          if (!opened.ok) throw new Error(`${opened.error.code}: ${opened.error.message}`);
+          const before = changes;
+          const seen = new Promise<void>((resolve) => {
+            wake = () => {
+              if (changes > before) resolve();
+            };
+          });
+          await writeFile(file, `${++written}-${subject.name}`);
+          const outcome = await Promise.race([seen.then(() => "seen"), sleep(3000).then(() => "timeout")]);
+          if (outcome === "timeout") throw new Error(`${subject.name}: no change within 3 s`);
+        },
+      });
     }
+    return await measureRow({ name, unit: "ms", rounds, perRound, candidates });
   } finally {
-    for (const live of lives) {
-      await live.close();
-      await live.dispose();
-    }
+    for (const dispose of disposals) await dispose();
   }
-  return new Map(
-    [reference, outpost].map((c) => [
-      c.name,
-      failures.has(c.name) ? { missing: failures.get(c.name) ?? "" } : summary(samples.get(c.name) ?? [], 0.1, 0.9),
-    ]),
-  );
 }
 
-function show(measure: Measure | undefined, digits: number): string {
-  if (measure === undefined) return "n/a";
-  if ("missing" in measure) return "n/a";
-  return `${measure.median.toFixed(digits)} (${measure.low.toFixed(digits)}–${measure.high.toFixed(digits)})`;
-}
-
-function ratio(reference: Measure | undefined, outpost: Measure | undefined): string {
-  if (reference === undefined || outpost === undefined || "missing" in reference || "missing" in outpost) return "";
-  if (reference.median === 0) return "";
-  return `${(outpost.median / reference.median).toFixed(2)}x`;
-}
-
-/** Measures and prints the watching rows; `cwd` is an empty scratch directory. */
-export async function benchWatch(cwd: string): Promise<void> {
+/** Measures the watching rows; `cwd` is an empty scratch directory. */
+export async function benchWatch(cwd: string, quick: boolean, log: (line: string) => void): Promise<RowResult[]> {
   await makeTree(join(cwd, "tree"));
-  const rounds = quick ? 5 : 30;
-  const rows: { name: string; unit: string; digits: number; values: Map<string, Measure> }[] = [];
-  rows.push({
-    name: "idle CPU 10 s, 10,000 dirs, native",
+  const rounds = quick ? 2 : 5;
+  const rows: RowResult[] = [];
+  const seconds = quick ? 1 : 5;
+  const idle: RowResult = {
+    row: "watch idle CPU, 10,000 dirs, native",
     unit: "% core",
-    digits: 2,
-    values: new Map([
-      ["reference", await idleCpu(reference, cwd)],
-      ["outpost", await idleCpu(outpost, cwd)],
-    ]),
-  });
-  rows.push({
-    name: "open native, 10,000 dirs",
-    unit: "ms",
-    digits: 1,
-    values: await openTimes(cwd, "native", quick ? 2 : 5),
-  });
-  rows.push({
-    name: "one polling rescan, 10,000 dirs",
-    unit: "ms",
-    digits: 1,
-    values: await openTimes(cwd, "polling", quick ? 2 : 5),
-  });
-  rows.push({
-    name: "write → onChange, native",
-    unit: "ms",
-    digits: 1,
-    values: await latencies(cwd, { mode: "native" }, rounds),
-  });
-  rows.push({
-    name: "write → onChange, polling 100 ms",
-    unit: "ms",
-    digits: 1,
-    values: await latencies(cwd, { mode: "polling", pollIntervalMs: 100 }, rounds),
-  });
-
-  console.log("");
-  console.log("watching (median, spread in parentheses)");
-  console.log(
-    `${"operation".padEnd(34)}${"reference".padStart(24)}${"outpost".padStart(24)}  unit    outpost/reference`,
-  );
-  for (const row of rows) {
-    const ref = row.values.get("reference");
-    const out = row.values.get("outpost");
-    console.log(
-      `${row.name.padEnd(34)}${show(ref, row.digits).padStart(24)}${show(out, row.digits).padStart(24)}  ${row.unit.padEnd(7)} ${ratio(ref, out)}`,
-    );
+    rounds: 1,
+    perRound: seconds,
+    spread: "min-max of round medians",
+    results: {},
+    anchors: [],
+    ratios: {},
+    failed: {},
+  };
+  for (const subject of [reference, local]) {
+    const samples = await idleCpu(subject, cwd, seconds);
+    if (typeof samples === "string") idle.failed[subject.name] = samples;
+    // The mean of the window is the value; the 1 s samples give the spread.
+    else idle.results[subject.name] = { ...summarize(samples.slice(1)), median: samples[0] };
   }
-  const missing = rows.flatMap((row) =>
-    [...row.values].flatMap(([name, measure]) =>
-      "missing" in measure ? [`${name} ${row.name}: ${measure.missing}`] : [],
+  rows.push(idle);
+  log("watch: idle CPU measured");
+  rows.push(await openRow("watch open native, 10,000 dirs", cwd, "native", rounds));
+  rows.push(await openRow("watch one polling rescan, 10,000 dirs", cwd, "polling", rounds));
+  rows.push(await latencyRow("watch write → onChange, native", cwd, { mode: "native" }, rounds, quick ? 2 : 6));
+  rows.push(
+    await latencyRow(
+      "watch write → onChange, polling 100 ms",
+      cwd,
+      { mode: "polling", pollIntervalMs: 100 },
+      rounds,
+      quick ? 2 : 6,
     ),
   );
-  for (const line of [...new Set(missing)].slice(0, 5)) console.log(`  n/a: ${line}`);
+  return rows;
 }

@@ -1,40 +1,69 @@
-// `make bench`: per-operation median latency and throughput of LocalExecutionEnv (through the agent) next to the
-// in-process reference NodeExecutionEnv, printed as ratios measured in one run (these machines are noisy).
-import { lstat, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// `make bench`: every row runs its candidates interleaved in rounds (tools/bench-harness.ts) and prints the median
+// of the round medians, their min–max, and ratios against the anchors of the same run.
+//
+// Candidates: `reference` (the in-process NodeExecutionEnv of spec/, also an anchor), `local` (LocalExecutionEnv),
+// `pipe` (RemoteExecutionEnv over a Connection that spawns the agent: the generic remote path on a local pipe),
+// `ssh2` and `openssh` (connectSsh through each transport to a loopback sshd, when /usr/sbin/sshd is installed).
+// Anchors: `node` (fs.promises / child_process.spawn in process), `echo` (a hello request's bytes through `cat` in a
+// child: the pipe's floor), `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
+// channel / through `ssh -T host cat`), `ssh2-exec` (an exec channel on one connection), `ssh-true` (a fresh
+// `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts) and the watching rows (tools/bench-watch.ts).
+//
+// Flags: --no-ssh (leave the SSH side out), --quick (a smoke run: 2 rounds, few calls, 1 MiB instead of 64 MiB, smaller bursts; its row names differ,
+// so it is never compared with a full run), --json <file|-> (the rows as JSON; `-` prints JSON on stdout and the
+// table on stderr), --only <sections> (comma-separated: ops, list-files, watch), --compare <before.json> <after.json>
+// (prints after/before per row and candidate, without measuring).
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
-import { type ExecutionEnv, LocalExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
+import type { SFTPWrapper } from "ssh2";
+import { encodeFrame, FrameType } from "../sdk/src/frame.js";
+import {
+  Connection,
+  type ExecutionEnv,
+  LocalExecutionEnv,
+  packagedAgent,
+  RemoteExecutionEnv,
+} from "../sdk/src/index.js";
+import { type Echo, echoThrough } from "./bench-echo.js";
+import {
+  burst,
+  type Candidate,
+  formatTable,
+  measureRow,
+  processCpuSeconds,
+  type RowResult,
+  type RowSpec,
+} from "./bench-harness.js";
+import { benchListFiles } from "./bench-list-files.js";
+import { type SshSide, sshUnavailable, startSshSide } from "./bench-ssh.js";
 import { benchWatch } from "./bench-watch.js";
 
 const context = { abortSignal: undefined };
-const quick = process.env.BENCH_QUICK === "1";
 
-interface Row {
-  name: string;
-  unit: "µs" | "ms" | "MiB/s";
-  reference: number;
-  outpost: number;
+/** Command-line options. */
+interface Options {
+  quick: boolean;
+  /** Leave out the SSH candidates and anchors (the smoke test). */
+  noSsh: boolean;
+  json?: string;
+  sections: Set<string>;
 }
 
-/** Median wall time in µs of `iterations` sequential runs of `op` (after a short warm-up). */
-async function medianMicros(iterations: number, op: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < Math.min(20, iterations); i++) await op();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const start = performance.now();
-    await op();
-    samples.push((performance.now() - start) * 1000);
+function parseOptions(argv: string[]): Options {
+  const options: Options = { quick: false, noSsh: false, sections: new Set(["ops", "list-files", "watch"]) };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--quick") options.quick = true;
+    else if (arg === "--no-ssh") options.noSsh = true;
+    else if (arg === "--json") options.json = argv[++i] ?? "-";
+    else if (arg === "--only") options.sections = new Set((argv[++i] ?? "").split(","));
+    else throw new Error(`unknown argument ${arg} (see the comment at the top of tools/bench.ts)`);
   }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
-
-async function wallMillis(op: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await op();
-  return performance.now() - start;
+  return options;
 }
 
 function must<T>(result: { ok: true; value: T } | { ok: false; error: Error }): T {
@@ -42,113 +71,475 @@ function must<T>(result: { ok: true; value: T } | { ok: false; error: Error }): 
   return result.value;
 }
 
-async function fileRows(name: string, env: ExecutionEnv, root: string): Promise<Map<string, number>> {
-  const n = quick ? 200 : 2000;
-  const out = new Map<string, number>();
-  env.cwd = root;
+function call<T>(start: (done: (error: Error | null | undefined, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value as T))));
+}
+
+function spawnTrue(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("true", { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", () => resolve());
+  });
+}
+
+/** An env measured in every row, and its agent's pid (undefined for the in-process reference). */
+interface Subject {
+  name: string;
+  env: ExecutionEnv;
+  root: string;
+  connection?: Connection;
+  agentPid?: number;
+}
+
+/** The same files in every candidate's directory: a 4 KiB file, 1,000 empty files, a big file to read. */
+async function populate(root: string, bigBytes: number): Promise<void> {
   await writeFile(join(root, "small.txt"), "x".repeat(4096));
   await mkdir(join(root, "many"), { recursive: true });
   await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(join(root, "many", `f${i}`), "")));
-  out.set("fileInfo", await medianMicros(n, async () => must(await env.fileInfo("small.txt", context))));
-  out.set("readTextFile 4 KiB", await medianMicros(n, async () => must(await env.readTextFile("small.txt", context))));
-  const body = "y".repeat(4096);
-  out.set("writeFile 4 KiB", await medianMicros(n, async () => must(await env.writeFile("w.txt", body, context))));
-  out.set(
-    "listDir 1,000 entries",
-    await medianMicros(quick ? 10 : 50, async () => must(await env.listDir("many", context))),
-  );
-  out.set(
-    "1,000 concurrent fileInfo",
-    (await wallMillis(() => Promise.all(Array.from({ length: 1000 }, () => env.fileInfo("small.txt", context))))) *
-      1000,
-  );
-  const big = new Uint8Array(64 * 1024 * 1024).fill(7);
-  const writeMs = await wallMillis(async () => must(await env.writeFile("big.bin", big, context)));
-  out.set("writeFile 64 MiB", 64 / (writeMs / 1000));
-  const readMs = await wallMillis(async () => must(await env.readBinaryFile("big.bin", context)));
-  out.set("readBinaryFile 64 MiB", 64 / (readMs / 1000));
-  out.set(
-    'exec ["true"]',
-    await medianMicros(quick ? 20 : 100, async () => must(await env.exec(["true"], undefined, context))),
-  );
-  const outputMiB = quick ? 32 : 256;
-  let received = 0;
-  const execMs = await wallMillis(async () =>
-    must(
-      await env.exec(
-        `head -c ${outputMiB * 1024 * 1024} /dev/zero`,
-        { onOutput: (text) => (received += text.length) },
-        context,
-      ),
-    ),
-  );
-  if (received !== outputMiB * 1024 * 1024) throw new Error(`${name}: received ${received} bytes of output`);
-  out.set(`exec output ${outputMiB} MiB via onOutput`, outputMiB / (execMs / 1000));
-  out.set(
-    "50 concurrent exec",
-    (await wallMillis(() =>
-      Promise.all(Array.from({ length: 50 }, () => env.exec("sleep 0.01", undefined, context))),
-    )) * 1000,
-  );
-  return out;
+  await writeFile(join(root, "big.bin"), new Uint8Array(bigBytes).fill(7));
 }
 
-const units: Record<string, Row["unit"]> = {
-  "writeFile 64 MiB": "MiB/s",
-  "readBinaryFile 64 MiB": "MiB/s",
-};
+/** The size of a hello request frame as the SDK sends it: the echo anchor moves exactly this many bytes. */
+function helloRequestSize(): number {
+  return encodeFrame(FrameType.request, 1, { protocol: 1, op: "hello" }).reduce((sum, piece) => sum + piece.length, 0);
+}
 
-async function main(): Promise<void> {
-  const referenceRoot = await mkdtemp(join(tmpdir(), "outpost-bench-ref-"));
-  const outpostRoot = await mkdtemp(join(tmpdir(), "outpost-bench-local-"));
-  const local = new LocalExecutionEnv({ cwd: outpostRoot });
+function kib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`;
+}
+
+/** The operation rows: every env next to the anchors that apply. */
+async function benchOps(options: Options, scratch: string, log: (line: string) => void): Promise<RowResult[]> {
+  const quick = options.quick;
+  const rounds = quick ? 2 : 7;
+  const heavyRounds = quick ? 2 : 5;
+  const calls = (full: number) => (quick ? Math.max(1, Math.ceil(full / 40)) : full);
+  const bigBytes = (quick ? 1 : 64) * 1024 * 1024;
+  const fileInfoBurst = quick ? 100 : 1000;
+  const execBurst = quick ? 20 : 200;
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const subjects: Subject[] = [];
+  const dir = async (name: string) => {
+    const path = join(scratch, name);
+    await mkdir(path);
+    await populate(path, bigBytes);
+    return path;
+  };
   try {
+    const referenceRoot = await dir("reference");
+    subjects.push({ name: "reference", env: new NodeExecutionEnv({ cwd: referenceRoot }), root: referenceRoot });
+    const localRoot = await dir("local");
+    const local = new LocalExecutionEnv({ cwd: localRoot });
+    cleanups.push(() => local.close());
+    subjects.push({ name: "local", env: local, root: localRoot, connection: local.connection });
+    const pipeRoot = await dir("pipe");
+    const pipeConnection = new Connection({ command: [packagedAgent()] });
+    cleanups.push(() => pipeConnection.close());
+    const pipe = new RemoteExecutionEnv({ connection: pipeConnection, id: "bench:pipe", cwd: pipeRoot });
+    subjects.push({ name: "pipe", env: pipe, root: pipeRoot, connection: pipeConnection });
+
+    const nodeRoot = await dir("node");
+    const echoSize = helloRequestSize();
+    const cat = spawn("cat", { stdio: ["pipe", "pipe", "ignore"] });
+    cleanups.push(async () => cat.kill());
+    const echo: Echo = echoThrough(cat.stdin, cat.stdout, echoSize);
+
+    let ssh: SshSide | undefined;
+    let sftpRoot = "";
+    const noSsh = options.noSsh ? "--no-ssh" : sshUnavailable();
+    if (noSsh === undefined) {
+      const sshScratch = join(scratch, "ssh");
+      await mkdir(sshScratch);
+      ssh = await startSshSide(sshScratch, echoSize);
+      cleanups.push(() => (ssh as SshSide).close());
+      for (const { name, env, root } of ssh.envs) {
+        await populate(root, bigBytes);
+        subjects.push({ name, env, root, connection: env.connection });
+      }
+      sftpRoot = await dir("sftp");
+    } else {
+      log(`SSH candidates and anchors left out: ${noSsh}`);
+    }
+    for (const subject of subjects) {
+      if (subject.connection !== undefined) subject.agentPid = (await subject.connection.info()).pid;
+    }
     const info = await local.connection.info();
-    const helloMicros = await medianMicros(quick ? 200 : 2000, () =>
-      local.connection.request("hello", { protocol: 1 }),
+    log(
+      `Outpost agent ${info.version} on ${info.os}/${info.arch}, node ${process.version}, ${cpus().length} CPUs; ` +
+        `hello request ${echoSize} bytes; ${rounds} rounds (heavy rows ${heavyRounds}), order rotated per round`,
     );
-    const lstatMicros = await medianMicros(quick ? 200 : 2000, () => lstat(join(referenceRoot, ".")));
-    const reference = await fileRows("reference", new NodeExecutionEnv({ cwd: referenceRoot }), referenceRoot);
-    const outpost = await fileRows("outpost", local, outpostRoot);
-    const rows: Row[] = [...reference.keys()].map((name) => ({
+
+    const envCandidates = (
+      op: (subject: Subject, latencies: number[]) => Promise<unknown>,
+      before?: (subject: Subject) => Promise<unknown>,
+    ) =>
+      subjects.map(
+        (subject): Candidate => ({
+          name: subject.name,
+          anchor: subject.name === "reference",
+          run: (latencies) => op(subject, latencies),
+          before: before === undefined ? undefined : () => before(subject),
+          agentCpu: subject.agentPid === undefined ? undefined : () => processCpuSeconds(subject.agentPid as number),
+        }),
+      );
+    const anchor = (name: string, run: Candidate["run"], before?: Candidate["before"]): Candidate => ({
       name,
-      unit: units[name] ?? (name.includes("via onOutput") ? "MiB/s" : "µs"),
-      reference: reference.get(name)!,
-      outpost: outpost.get(name)!,
-    }));
-    console.log(`Outpost agent ${info.version} on ${info.os}/${info.arch}; node ${process.version}`);
-    console.log(
-      `hello round trip (median): ${helloMicros.toFixed(1)} µs; fs.promises.lstat in process: ${lstatMicros.toFixed(1)} µs`,
-    );
-    console.log("");
-    console.log(
-      `${"operation".padEnd(34)}${"reference".padStart(14)}${"outpost".padStart(14)}  unit   outpost/reference`,
-    );
-    for (const row of rows) {
-      // For throughput a higher number is better, so the ratio is inverted to keep "> 1 = slower" everywhere.
-      const ratio = row.unit === "MiB/s" ? row.reference / row.outpost : row.outpost / row.reference;
+      anchor: true,
+      run,
+      before,
+    });
+    const sftp = ssh?.sftp;
+    const sftpAnchor = (
+      run: (sftp: SFTPWrapper, latencies: number[]) => Promise<unknown>,
+      before?: Candidate["before"],
+    ) => (sftp === undefined ? [] : [anchor("sftp", (latencies) => run(sftp, latencies), before)]);
+    const nodePath = (name: string) => join(nodeRoot, name);
+    const sftpPath = (name: string) => join(sftpRoot, name);
+    const small4k = "y".repeat(4096);
+    const big = new Uint8Array(bigBytes).fill(9);
+    const bigName = kib(bigBytes);
+
+    const specs: RowSpec[] = [
+      {
+        name: "fileInfo",
+        unit: "µs",
+        rounds,
+        perRound: calls(200),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.fileInfo("small.txt", context))),
+          anchor("node", () => lstat(nodePath("small.txt"))),
+          anchor("echo", echo),
+          ...sftpAnchor((s) => call((done) => s.lstat(sftpPath("small.txt"), done))),
+        ],
+      },
+      {
+        name: "exists",
+        unit: "µs",
+        rounds,
+        perRound: calls(200),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.exists("small.txt", context))),
+          anchor("node", () => lstat(nodePath("small.txt"))),
+          anchor("echo", echo),
+          ...sftpAnchor((s) => call((done) => s.lstat(sftpPath("small.txt"), done))),
+        ],
+      },
+      {
+        name: "readTextFile 4 KiB",
+        unit: "µs",
+        rounds,
+        perRound: calls(100),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.readTextFile("small.txt", context))),
+          anchor("node", () => readFile(nodePath("small.txt"), "utf8")),
+          anchor("echo", echo),
+          ...sftpAnchor((s) => call((done) => s.readFile(sftpPath("small.txt"), "utf8", done))),
+        ],
+      },
+      {
+        name: "readBinaryFile 4 KiB",
+        unit: "µs",
+        rounds,
+        perRound: calls(100),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.readBinaryFile("small.txt", context))),
+          anchor("node", () => readFile(nodePath("small.txt"))),
+          anchor("echo", echo),
+          ...sftpAnchor((s) => call((done) => s.readFile(sftpPath("small.txt"), done))),
+        ],
+      },
+      {
+        name: "writeFile 4 KiB",
+        unit: "µs",
+        rounds,
+        perRound: calls(100),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.writeFile("w.txt", small4k, context))),
+          anchor("node", () => writeFile(nodePath("w.txt"), small4k)),
+          anchor("echo", echo),
+          ...sftpAnchor((s) => call((done) => s.writeFile(sftpPath("w.txt"), small4k, done))),
+        ],
+      },
+      {
+        name: "listDir 1,000",
+        unit: "µs",
+        rounds,
+        perRound: calls(8),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.listDir("many", context))),
+          anchor("node", () => readdir(nodePath("many"), { withFileTypes: true })),
+          ...sftpAnchor((s) => call((done) => s.readdir(sftpPath("many"), done))),
+        ],
+      },
+      {
+        name: 'exec(["true"])',
+        unit: "µs",
+        rounds,
+        perRound: calls(5),
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.exec(["true"], undefined, context))),
+          anchor("node", spawnTrue),
+          ...(ssh === undefined
+            ? []
+            : [
+                anchor("ssh2-exec", () => (ssh as SshSide).execChannelTrue()),
+                // A fresh ssh costs ~100x an exec: one call per round keeps the row short.
+                { ...anchor("ssh-true", ssh.sshTrue), perRound: 1 },
+              ]),
+        ],
+      },
+      {
+        name: "hello round trip",
+        unit: "µs",
+        rounds,
+        perRound: calls(200),
+        candidates: [
+          ...envCandidates(({ connection }) => (connection as Connection).request("hello", { protocol: 1 })).filter(
+            (candidate) => candidate.name !== "reference",
+          ),
+          anchor("echo", echo),
+          ...(ssh === undefined ? [] : [anchor("ssh2-cat", ssh.ssh2Echo), anchor("ssh-cat", ssh.opensshEcho)]),
+        ],
+      },
+      {
+        name: `writeFile ${bigName}`,
+        unit: "ms",
+        rounds: heavyRounds,
+        perRound: 1,
+        bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.writeFile("big-out.bin", big, context))),
+          anchor("node", () => writeFile(nodePath("big-out.bin"), big)),
+          // fastPut reads a local file (here the same bytes on the same disk) and writes it with parallel requests.
+          ...sftpAnchor((s) => call((done) => s.fastPut(join(nodeRoot, "big.bin"), sftpPath("big-out.bin"), done))),
+        ],
+      },
+      {
+        name: `appendFile ${bigName}`,
+        unit: "ms",
+        rounds: heavyRounds,
+        perRound: 1,
+        bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
+        // Every call appends to an empty file (truncated untimed before it), so the file does not grow run by run.
+        candidates: [
+          ...envCandidates(
+            async ({ env }) => must(await env.appendFile("big-app.bin", big, context)),
+            ({ root }) => writeFile(join(root, "big-app.bin"), ""),
+          ),
+          anchor(
+            "node",
+            () => appendFile(nodePath("big-app.bin"), big),
+            () => writeFile(nodePath("big-app.bin"), ""),
+          ),
+          ...sftpAnchor(
+            (s) => call((done) => s.appendFile(sftpPath("big-app.bin"), Buffer.from(big.buffer), done)),
+            () => writeFile(sftpPath("big-app.bin"), ""),
+          ),
+        ],
+      },
+      {
+        name: `readBinaryFile ${bigName}`,
+        unit: "ms",
+        rounds: heavyRounds,
+        perRound: 1,
+        bytes: bigBytes,
+        // The files were just written (in the page cache) and each call is long: no warm-up call.
+        warmup: false,
+        candidates: [
+          ...envCandidates(async ({ env }) => must(await env.readBinaryFile("big.bin", context))),
+          anchor("node", () => readFile(nodePath("big.bin"))),
+          // fastGet reads with parallel requests and writes a local file (removed untimed before each call).
+          ...sftpAnchor(
+            (s) => call((done) => s.fastGet(sftpPath("big.bin"), join(nodeRoot, "got.bin"), done)),
+            () => rm(join(nodeRoot, "got.bin"), { force: true }),
+          ),
+        ],
+      },
+      {
+        name: `${fileInfoBurst.toLocaleString("en")} concurrent fileInfo`,
+        unit: "ms",
+        rounds,
+        perRound: 1,
+        burst: true,
+        candidates: [
+          ...envCandidates(({ env }, latencies) =>
+            burst(fileInfoBurst, async () => must(await env.fileInfo("small.txt", context)), latencies),
+          ),
+          anchor("node", (latencies) => burst(fileInfoBurst, () => lstat(nodePath("small.txt")), latencies)),
+          ...sftpAnchor((s, latencies) =>
+            burst(fileInfoBurst, () => call((done) => s.lstat(sftpPath("small.txt"), done)), latencies),
+          ),
+        ],
+      },
+      {
+        name: `${execBurst} concurrent exec`,
+        unit: "ms",
+        rounds: heavyRounds,
+        perRound: 1,
+        burst: true,
+        // The exec row above warmed every candidate up; a warm-up burst here would cost as much as a round.
+        warmup: false,
+        candidates: [
+          ...envCandidates(({ env }, latencies) =>
+            burst(execBurst, async () => must(await env.exec(["true"], undefined, context)), latencies),
+          ),
+          anchor("node", (latencies) => burst(execBurst, spawnTrue, latencies)),
+        ],
+      },
+    ];
+    const rows: RowResult[] = [];
+    for (const spec of specs) {
+      const started = Date.now();
+      rows.push(await measureRow({ ...spec, warmup: !quick && spec.warmup !== false }));
+      log(`measured ${spec.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    }
+    if (ssh !== undefined) {
+      const side = ssh;
+      let opened: ExecutionEnv | undefined;
+      const connectCandidate = (transport: "ssh2" | "openssh", cold: boolean): Candidate => ({
+        name: transport,
+        before: cold ? () => side.forgetDeployment() : undefined,
+        run: async () => {
+          const env = await side.connect(transport);
+          opened = env;
+          must(await env.fileInfo(".", context));
+        },
+        after: async () => {
+          await (opened as RemoteExecutionEnv & { close(): Promise<void> }).close();
+          opened = undefined;
+        },
+      });
+      for (const cold of [true, false]) {
+        const row = await measureRow({
+          name: `first SSH connection, ${cold ? "cold (deploy)" : "warm (verify)"}`,
+          unit: "ms",
+          rounds: quick ? 1 : heavyRounds,
+          warmup: !quick,
+          perRound: 1,
+          candidates: [
+            connectCandidate("ssh2", cold),
+            connectCandidate("openssh", cold),
+            anchor("ssh-true", side.sshTrue),
+          ],
+        });
+        rows.push(row);
+        log(`measured ${row.row}`);
+      }
+    }
+    return rows;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  }
+}
+
+/**
+ * Prints, per row and candidate of both runs, the medians and after/before, and the candidate's ratio against the
+ * reference and against the row's first other anchor in each run (ratios survive a differently loaded machine).
+ */
+function compare(beforeFile: string, afterFile: string): void {
+  const load = (file: string) => JSON.parse(readFileSync(file, "utf8")) as { rows: RowResult[] };
+  const before = new Map(load(beforeFile).rows.map((row) => [row.row, row]));
+  const ratio = (row: RowResult, name: string, anchor: string | undefined) => {
+    const value = anchor === undefined ? undefined : row.ratios[name]?.[anchor];
+    return value === undefined ? "" : `${value.toPrecision(3)}x`;
+  };
+  console.log(
+    `${"row".padEnd(40)}${"candidate".padEnd(11)}${"before".padStart(10)}${"after".padStart(10)}${"after/before".padStart(14)}` +
+      `${"÷reference before → after".padStart(28)}${"÷anchor before → after".padStart(34)}`,
+  );
+  for (const row of load(afterFile).rows) {
+    const old = before.get(row.row);
+    if (old === undefined) continue;
+    const anchor = row.anchors.find((name) => name !== "reference");
+    for (const [name, measure] of Object.entries(row.results)) {
+      const was = old.results[name];
+      if (was === undefined) continue;
+      const versusReference =
+        ratio(row, name, "reference") && `${ratio(old, name, "reference")} → ${ratio(row, name, "reference")}`;
+      const versusAnchor =
+        ratio(row, name, anchor) && `${anchor}: ${ratio(old, name, anchor)} → ${ratio(row, name, anchor)}`;
       console.log(
-        `${row.name.padEnd(34)}${row.reference.toFixed(1).padStart(14)}${row.outpost.toFixed(1).padStart(14)}  ${row.unit.padEnd(6)} ${ratio.toFixed(2)}x ${row.unit === "MiB/s" ? "(time)" : ""}`,
+        `${`${row.row} [${row.unit}]`.padEnd(40)}${name.padEnd(11)}${was.median.toPrecision(4).padStart(10)}` +
+          `${measure.median.toPrecision(4).padStart(10)}${`${(measure.median / was.median).toFixed(2)}x`.padStart(14)}` +
+          `${versusReference.padStart(28)}${versusAnchor.padStart(34)}`,
       );
     }
-  } finally {
-    await local.cleanup(context);
-    await local.close();
-    await rm(referenceRoot, { recursive: true, force: true });
-    await rm(outpostRoot, { recursive: true, force: true });
   }
 }
 
-/** The watching rows (tools/bench-watch.ts) in a scratch directory of their own. */
-async function watchMain(): Promise<void> {
-  const root = await mkdtemp(join(tmpdir(), "outpost-bench-watch-"));
+function gitCommit(): string | undefined {
   try {
-    await benchWatch(root);
-  } finally {
-    await rm(root, { recursive: true, force: true });
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return undefined;
   }
 }
 
-// BENCH_ONLY=watch runs only the watching rows.
-if (process.env.BENCH_ONLY !== "watch") await main();
-await watchMain();
+async function main(argv: string[]): Promise<void> {
+  if (argv[0] === "--compare") {
+    compare(argv[1], argv[2]);
+    return;
+  }
+  const options = parseOptions(argv);
+  // With `--json -` stdout carries only the JSON document.
+  const log = (line: string) => (options.json === "-" ? process.stderr : process.stdout).write(`${line}\n`);
+  if (options.quick) log("--quick: a smoke run (2 rounds, small sizes); do not compare its numbers");
+  const started = Date.now();
+  const rows: RowResult[] = [];
+  const scratch = await mkdtemp(join(tmpdir(), "outpost-bench-"));
+  try {
+    const sections: [string, (dir: string) => Promise<RowResult[]>][] = [
+      ["ops", (dir) => benchOps(options, dir, log)],
+      ["list-files", (dir) => benchListFiles(dir, options.quick, log)],
+      ["watch", (dir) => benchWatch(dir, options.quick, log)],
+    ];
+    for (const [name, bench] of sections) {
+      if (!options.sections.has(name)) continue;
+      const sectionStart = Date.now();
+      rows.push(...(await bench(await subdir(scratch, name))));
+      log(`section ${name}: ${((Date.now() - sectionStart) / 1000).toFixed(0)} s`);
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  log("");
+  log(formatTable(rows));
+  log(
+    `\n${rows.length} rows in ${((Date.now() - started) / 1000).toFixed(0)} s; median of round medians, spread = min–max of round medians; ÷x = median / anchor x's median (> 1: slower)`,
+  );
+  if (options.json !== undefined) {
+    const document = {
+      meta: {
+        date: new Date().toISOString(),
+        commit: gitCommit(),
+        node: process.version,
+        cpus: cpus().length,
+        quick: options.quick,
+      },
+      rows,
+    };
+    const text = `${JSON.stringify(document, null, 1)}\n`;
+    if (options.json === "-") process.stdout.write(text);
+    else {
+      await writeFile(options.json, text);
+      log(`JSON: ${options.json}`);
+    }
+  }
+}
+
+async function subdir(scratch: string, name: string): Promise<string> {
+  const path = join(scratch, name);
+  await mkdir(path);
+  return path;
+}
+
+await main(process.argv.slice(2));

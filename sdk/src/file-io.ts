@@ -30,12 +30,37 @@ interface OpenedFile {
   size: number;
 }
 
+/** The agent's `hello.features` name of the one-request `readFile` op (spec/protocol.md section 12). */
+export const READ_FILE_FEATURE = "readFile";
+
+/** What opening for `readFile` gave: an open file to read, or — from the one-request op — the whole content. */
+type Opened = { file: OpenedFile } | { content: Buffer };
+
 /**
  * `open(path, "r")` on the agent plus Node's checkpoints around its `fstat`: abort, then the stat result, then the
  * 2 GiB limit. The handle is closed if any of them fails.
+ *
+ * With `oneRequest` (the agent announced {@link READ_FILE_FEATURE}) the agent is asked with `readFile`, which
+ * opens and fstats the same way and, when the file is regular with 1..512 KiB — exactly the files Node reads with
+ * one read of the size it planned — also makes that read and closes the file. Node's checkpoints before the fstat,
+ * after it and before that read then all lie inside the one request; the read has no side effect, so looking at
+ * the signal once the bytes arrived answers as Node does for an abort that landed before its last checkpoint, and
+ * an abort that landed after it cannot be told apart from one a moment earlier (spec/semantics.md R16). Any other
+ * file comes back as an open handle, exactly as from `open`, and is read as before.
  */
-async function openForReadFile(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<OpenedFile> {
-  const reply = await link.request("open", { path, noFollow: false, mode: "read" });
+async function openForReadFile(
+  link: AgentLink,
+  path: string,
+  signal: AbortSignal | undefined,
+  oneRequest: boolean,
+): Promise<Opened> {
+  const reply = oneRequest
+    ? await link.request("readFile", { path, max: READ_FILE_CHUNK })
+    : await link.request("open", { path, noFollow: false, mode: "read" });
+  if (oneRequest && reply.json.handle === undefined) {
+    checkpoint(signal, path);
+    return { content: asBuffer(reply.payload) };
+  }
   const handle = RemoteHandle.fromReply(link, reply);
   try {
     if (isAborted(signal)) throw abortedError(path, NODE_ABORTED_MESSAGE);
@@ -45,25 +70,31 @@ async function openForReadFile(link: AgentLink, path: string, signal: AbortSigna
     // Node plans by size only for regular files; anything else (and an empty file) is read to its end.
     const size = stat.kind === "file" ? stat.size : 0;
     if (size > READ_FILE_MAX) throw new FileError("unknown", `File size (${size}) is greater than 2 GiB`, path);
-    return { handle, size };
+    return { file: { handle, size } };
   } catch (error) {
     await handle.close();
     throw error;
   }
 }
 
-/** Runs `body` on the opened file and closes it afterwards, whatever happens. */
+/**
+ * Runs `body` on the opened file and closes it afterwards, whatever happens; content the agent read in the same
+ * request goes to `whole` instead.
+ */
 async function withOpenedFile<T>(
   link: AgentLink,
   path: string,
   signal: AbortSignal | undefined,
+  oneRequest: boolean,
+  whole: (content: Buffer) => T,
   body: (file: OpenedFile) => Promise<T>,
 ): Promise<T> {
-  const file = await openForReadFile(link, path, signal);
+  const opened = await openForReadFile(link, path, signal, oneRequest);
+  if ("content" in opened) return whole(opened.content);
   try {
-    return await body(file);
+    return await body(opened.file);
   } finally {
-    await file.handle.close();
+    await opened.file.handle.close();
   }
 }
 
@@ -75,15 +106,28 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** `readFile(path)`: the file's bytes as a `Buffer`. */
-export function readFileBytes(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<Buffer> {
-  return withOpenedFile(link, path, signal, async ({ handle, size }) => {
-    if (size === 0) return readToEndBytes(handle, path, signal);
-    checkpoint(signal, path);
-    // Up to 512 KiB Node reads the whole planned size at once and stops after that one read, full or not.
-    if (size <= READ_FILE_CHUNK) return asBuffer(await handle.pread(0, size));
-    return readSizedBytes(handle, size, path, signal);
-  });
+/** `readFile(path)`: the file's bytes as a `Buffer`; `oneRequest` as in {@link openForReadFile}. */
+export function readFileBytes(
+  link: AgentLink,
+  path: string,
+  signal: AbortSignal | undefined,
+  oneRequest = false,
+): Promise<Buffer> {
+  return withOpenedFile(
+    link,
+    path,
+    signal,
+    oneRequest,
+    // Read whole by the agent: Node's one read of the planned size, returned as it came.
+    (content) => content,
+    async ({ handle, size }) => {
+      if (size === 0) return readToEndBytes(handle, path, signal);
+      checkpoint(signal, path);
+      // Up to 512 KiB Node reads the whole planned size at once and stops after that one read, full or not.
+      if (size <= READ_FILE_CHUNK) return asBuffer(await handle.pread(0, size));
+      return readSizedBytes(handle, size, path, signal);
+    },
+  );
 }
 
 /** Chunked binary read of a regular file: 512 KiB reads up to the size at open, continuing after a short read. */
@@ -131,10 +175,25 @@ async function readToEndBytes(handle: RemoteHandle, path: string, signal: AbortS
   }
 }
 
-/** `readFile(path, "utf8")`: decoded as Node does (one read → `toString`, more → `StringDecoder`; BOM kept). */
-export function readFileText(link: AgentLink, path: string, signal: AbortSignal | undefined): Promise<string> {
-  return withOpenedFile(link, path, signal, ({ handle, size }) =>
-    size === 0 ? readToEndText(handle, path, signal) : readSizedText(handle, size, path, signal),
+/**
+ * `readFile(path, "utf8")`: decoded as Node does (one read → `toString`, more → `StringDecoder`; BOM kept);
+ * `oneRequest` as in {@link openForReadFile}.
+ */
+export function readFileText(
+  link: AgentLink,
+  path: string,
+  signal: AbortSignal | undefined,
+  oneRequest = false,
+): Promise<string> {
+  return withOpenedFile(
+    link,
+    path,
+    signal,
+    oneRequest,
+    // Read whole by the agent: Node's single read, decoded with `toString`.
+    (content) => content.toString("utf8"),
+    ({ handle, size }) =>
+      size === 0 ? readToEndText(handle, path, signal) : readSizedText(handle, size, path, signal),
   );
 }
 
@@ -189,6 +248,11 @@ export interface WriteOptions {
   parents: boolean;
   /** Checked before every write after the first (writeFile only; appendFile passes none). */
   signal?: AbortSignal;
+  /**
+   * Sent with the request that opens the file: the agent stops with `aborted` after making the parent and, when
+   * not appending, after the open (Node's checkpoint before the first write), so a slow open sees the abort.
+   */
+  cancel?: AbortSignal;
 }
 
 type Settled = Result<unknown, unknown>;
@@ -218,7 +282,7 @@ export async function writeContent(
   const reply = await link.request(
     "write",
     { path, append: options.append, parents: options.parents, keep },
-    { payload: content.subarray(0, WRITE_CHUNK) },
+    { payload: content.subarray(0, WRITE_CHUNK), signal: options.cancel },
   );
   if (!keep) return;
   const handle = RemoteHandle.fromReply(link, reply);

@@ -11,6 +11,7 @@
 export type { Reply, RequestOptions } from "./connection-types.js";
 export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
 export { type CommandEnv, CommandRunner } from "./exec.js";
+export { READ_FILE_FEATURE } from "./file-io.js";
 export { LIST_FILES_FEATURE } from "./list-files.js";
 export { isConnectionLost, RemoteError } from "./remote-error.js";
 export { RemoteWatcher } from "./watch.js";

@@ -9,7 +9,7 @@ import type { Connection, RemoteInfo } from "./connection.js";
 import { type ExecutionError, FileError } from "./errors.js";
 import { CommandRunner } from "./exec.js";
 import { abortedError, isAborted, nulByteError, toFileError } from "./file-errors.js";
-import { readFileBytes, readFileText, writeContent } from "./file-io.js";
+import { READ_FILE_FEATURE, readFileBytes, readFileText, writeContent } from "./file-io.js";
 import { RemoteHandle } from "./handle.js";
 import { type HostErrorClasses, HostErrors } from "./host-errors.js";
 import {
@@ -111,11 +111,15 @@ export class RemoteExecutionEnv implements ExecutionEnv {
   }
 
   readTextFile(path: string, context: Context): Promise<Result<string, FileError>> {
-    return this.#run(path, context, ({ resolved }, signal) => readFileText(this.#connection, resolved, signal));
+    return this.#run(path, context, ({ resolved, info }, signal) =>
+      readFileText(this.#connection, resolved, signal, info.features.includes(READ_FILE_FEATURE)),
+    );
   }
 
   readBinaryFile(path: string, context: Context): Promise<Result<Uint8Array, FileError>> {
-    return this.#run(path, context, ({ resolved }, signal) => readFileBytes(this.#connection, resolved, signal));
+    return this.#run(path, context, ({ resolved, info }, signal) =>
+      readFileBytes(this.#connection, resolved, signal, info.features.includes(READ_FILE_FEATURE)),
+    );
   }
 
   openTextLineReader(path: string, context: Context): Promise<Result<TextLineReader, FileError>> {
@@ -293,7 +297,8 @@ export class RemoteExecutionEnv implements ExecutionEnv {
       const relay = this.#errors.onChange(onChange);
       watcher = await RemoteWatcher.open(this.#connection, targets, resolved, relay, this.#watchOptions);
     } catch (error) {
-      return this.#fail(isAborted(signal) ? abortedError(undefined) : toFileError(error));
+      // Node has no checkpoint between its two: an open that fails reports its failure, aborted or not (WA1).
+      return this.#fail(toFileError(error));
     }
     if (isAborted(signal)) {
       await watcher.close();
@@ -470,6 +475,7 @@ export class RemoteExecutionEnv implements ExecutionEnv {
         append,
         parents: true,
         signal: append ? undefined : signal,
+        cancel: signal,
       });
     } catch (error) {
       return this.#fail(toFileError(error, resolved));

@@ -41,6 +41,7 @@ describe("the public API", () => {
     expect(Object.keys(protocol).sort()).toEqual([
       "CommandRunner",
       "LIST_FILES_FEATURE",
+      "READ_FILE_FEATURE",
       "RemoteError",
       "RemoteWatcher",
       "StreamDecoder",

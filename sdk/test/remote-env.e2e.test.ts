@@ -74,6 +74,69 @@ function patterned(length: number, seed = 0): Uint8Array {
   return bytes;
 }
 
+/**
+ * The live connection seen through a filter of the agent's `features` (hiding one makes the real agent look like an
+ * upstream daemon), recording the op of every request.
+ */
+function viewOf(features: (announced: string[]) => string[]): { view: Connection; ops: string[] } {
+  const ops: string[] = [];
+  const view = {
+    info: async () => {
+      const info = await connection.info();
+      return { ...info, features: features(info.features) };
+    },
+    request: (op: string, json: Record<string, unknown>, options?: Parameters<Connection["request"]>[2]) => {
+      ops.push(op);
+      return connection.request(op, json, options);
+    },
+  };
+  return { view: view as unknown as Connection, ops };
+}
+
+describe("readTextFile / readBinaryFile with and without the agent's one-request readFile", () => {
+  it("answers like the reference on both paths, in one request exactly for files of 1..512 KiB", async () => {
+    const oneRequest = viewOf((announced) => announced);
+    const protocol1 = viewOf((announced) => announced.filter((feature) => feature !== "readFile"));
+    expect((await connection.info()).features).toContain("readFile");
+    const envs = [oneRequest, protocol1].map(
+      ({ view }) => new RemoteExecutionEnv({ connection: view, id: "outpost:test", cwd: remoteRoot }),
+    );
+    const contents: Record<string, string | Uint8Array> = {
+      "empty.txt": "",
+      "one.bin": Uint8Array.from([0xff]),
+      "bom.txt": "\ufeffbom\r\nline é",
+      "full.bin": patterned(512 * 1024),
+      "over.bin": patterned(512 * 1024 + 1),
+      "dir/inner.txt": "inner",
+    };
+    for (const [name, content] of Object.entries(contents)) {
+      await same(`write ${name}`, (env) => env.writeFile(name, content, none));
+    }
+    const paths = [...Object.keys(contents), "dir", "missing", "one.bin/x", ...(onPosix ? ["/dev/null"] : [])];
+    for (const path of paths) {
+      for (const [index, env] of envs.entries()) {
+        remote = env;
+        await same(`readTextFile ${path} (${index})`, (target) => target.readTextFile(path, none));
+        await same(`readBinaryFile ${path} (${index})`, (target) => target.readBinaryFile(path, none));
+      }
+    }
+    const counts = (ops: string[]) =>
+      Object.fromEntries(
+        ["readFile", "open", "pread", "close"].map((op) => [op, ops.filter((seen) => seen === op).length]),
+      );
+    // Two reads of each path: one.bin, bom.txt, full.bin (and the files of dir) fit one request; the rest open a
+    // handle (or fail to open) and go on as in protocol 1.
+    expect(protocol1.ops).not.toContain("readFile");
+    expect(oneRequest.ops).not.toContain("open");
+    const fused = counts(oneRequest.ops);
+    const plain = counts(protocol1.ops);
+    expect(fused.readFile).toBe(2 * paths.length);
+    expect(plain.open).toBe(2 * paths.length);
+    // Each of the 4 files that fit saves its pread and close on both reads.
+    expect([plain.pread - fused.pread, plain.close - fused.close]).toEqual([8, 8]);
+  });
+});
+
 describe("RemoteExecutionEnv over the real agent", () => {
   it("writes, appends and reads files larger than one transfer chunk, in order", async () => {
     const first = patterned(3_500_017, 1);

@@ -148,6 +148,8 @@ export class FakeAgent {
     switch (call.op) {
       case "open":
         return this.#open(String(json.path), json.mode === "read");
+      case "readFile":
+        return this.#readFile(String(json.path), json.max as number);
       case "pread":
         return { payload: this.#pread(this.#file(json), json.offset as number | undefined, json.length as number) };
       case "fstat":
@@ -216,6 +218,15 @@ export class FakeAgent {
     const statError = this.statErrors.get(path);
     if (readMode && statError !== undefined) return { json: { handle, statError } };
     return { json: readMode ? { handle, stat: info } : { handle, info } };
+  }
+
+  /** The agent's `readFile` op, served only when `features` announces it (else unknown, as an upstream daemon). */
+  #readFile(path: string, max: number): { json: Record<string, unknown>; payload?: Uint8Array } {
+    if (!this.remoteInfo.features.includes("readFile")) throw remoteError("EINVAL", "unknown operation readFile");
+    const content = this.files.get(path);
+    const size = this.statSizes.get(path) ?? content?.length ?? 0;
+    if (content === undefined || this.statErrors.has(path) || size === 0 || size > max) return this.#open(path, true);
+    return { json: { stat: wireInfo("file", size) }, payload: content.slice(0, size) };
   }
 
   #pread(file: OpenFile, offset: number | undefined, length: number): Uint8Array {

@@ -141,6 +141,8 @@ describe("readBinaryFile / readTextFile", () => {
     const result = await env.readBinaryFile("/w/s", none);
     expect(result.ok && [...result.value]).toEqual([1, 2, 3]);
     expect(agent.callsOf("pread").map((call) => call.json)).toEqual([{ handle: 1, offset: 0, length: 3 }]);
+    // An agent that does not announce the one-request op (an upstream daemon) never receives it.
+    expect(agent.calls.map((call) => call.op)).toEqual(["open", "pread", "close"]);
   });
 
   it("reads only up to the size at open even if the file grew", async () => {
@@ -250,6 +252,81 @@ describe("readBinaryFile / readTextFile", () => {
     directoryOpenedForReading(agent, "/w/dir");
     const result = await env.readTextFile("dir", none);
     expect(result.ok ? undefined : [result.error.code, result.error.path]).toEqual(["is_directory", "/w/dir"]);
+    expect(agent.openHandles()).toBe(0);
+  });
+});
+
+/** An env whose agent announces the one-request `readFile` op. */
+function setupOneRequest(): { agent: FakeAgent; env: RemoteExecutionEnv } {
+  const made = setup();
+  made.agent.remoteInfo = { ...made.agent.remoteInfo, features: ["readFile"] };
+  return made;
+}
+
+describe("readBinaryFile / readTextFile in one request (the readFile feature)", () => {
+  it("reads a file of 1..512 KiB with the single readFile request, no handle", async () => {
+    const { agent, env } = setupOneRequest();
+    const bom = Buffer.from("\ufeffhé\n", "utf8");
+    agent.files.set("/w/t.txt", bom);
+    agent.files.set("/w/full", patterned(512 * KiB));
+    const text = await env.readTextFile("t.txt", none);
+    expect(text).toEqual({ ok: true, value: "\ufeffhé\n" });
+    const full = await env.readBinaryFile("full", none);
+    expect(full.ok && Buffer.isBuffer(full.value) && Buffer.compare(full.value, patterned(512 * KiB))).toBe(0);
+    expect(agent.calls.map((call) => [call.op, call.json])).toEqual([
+      ["readFile", { path: "/w/t.txt", max: 512 * KiB }],
+      ["readFile", { path: "/w/full", max: 512 * KiB }],
+    ]);
+    expect(agent.openHandles()).toBe(0);
+  });
+
+  it("goes on with pread and close on the handle of a file that does not fit one read", async () => {
+    const { agent, env } = setupOneRequest();
+    agent.files.set("/w/big", patterned(512 * KiB + 1));
+    agent.files.set("/w/empty", new Uint8Array(0));
+    agent.streams.set("/w/fifo", Buffer.from("stream"));
+    const big = await env.readBinaryFile("big", none);
+    expect(big.ok && Buffer.compare(big.value, patterned(512 * KiB + 1))).toBe(0);
+    expect(agent.calls.map((call) => call.op)).toEqual(["readFile", "pread", "pread", "close"]);
+    expect(await env.readTextFile("empty", none)).toEqual({ ok: true, value: "" });
+    expect(await env.readTextFile("fifo", none)).toEqual({ ok: true, value: "stream" });
+    expect(agent.callsOf("readFile")).toHaveLength(3);
+    expect(agent.openHandles()).toBe(0);
+  });
+
+  it("keeps the size limit and a stat failure carried by the reply, closing the handle", async () => {
+    const { agent, env } = setupOneRequest();
+    agent.files.set("/w/huge", new Uint8Array(1));
+    agent.statSizes.set("/w/huge", 2 ** 31);
+    const huge = await env.readBinaryFile("huge", none);
+    expect(huge.ok ? undefined : [huge.error.code, huge.error.message]).toEqual([
+      "unknown",
+      "File size (2147483648) is greater than 2 GiB",
+    ]);
+    agent.files.set("/w/p", new Uint8Array(1));
+    agent.statErrors.set("/w/p", { code: "EACCES", message: "EACCES: permission denied, fstat" });
+    const denied = await env.readTextFile("p", none);
+    expect(denied.ok ? undefined : [denied.error.code, denied.error.path]).toEqual(["permission_denied", "/w/p"]);
+    const missing = await env.readTextFile("missing", none);
+    expect(missing.ok ? undefined : [missing.error.code, missing.error.path]).toEqual(["not_found", "/w/missing"]);
+    expect(agent.callsOf("pread")).toEqual([]);
+    expect(agent.openHandles()).toBe(0);
+  });
+
+  it("answers Node's aborted error when the signal fired while the one request ran", async () => {
+    const { agent, env } = setupOneRequest();
+    agent.files.set("/w/s", new Uint8Array([1, 2, 3]));
+    const controller = new AbortController();
+    agent.hooks.set("readFile", () => controller.abort());
+    const result = await env.readBinaryFile("s", context(controller.signal));
+    expect(result.ok ? undefined : [result.error.code, result.error.message, result.error.path]).toEqual([
+      "aborted",
+      "The operation was aborted",
+      "/w/s",
+    ]);
+    const entry = await env.readTextFile("s", abortedContext());
+    expect(entry.ok ? undefined : [entry.error.code, entry.error.message]).toEqual(["aborted", "aborted"]);
+    expect(agent.callsOf("readFile")).toHaveLength(1);
     expect(agent.openHandles()).toBe(0);
   });
 });

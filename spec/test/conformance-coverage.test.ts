@@ -36,6 +36,16 @@ function ruleIds(): string[] {
   return [...new Set([...text.matchAll(/^(?:- )?\*\*([A-Z]+[0-9]+)\b/gm)].map((match) => match[1]))];
 }
 
+/** The rows of semantics.md's "Literal anchors" table: a rule id and the name of the case that anchors it. */
+function anchorRows(): { rule: string; name: string }[] {
+  const text = readFileSync(new URL("../semantics.md", import.meta.url), "utf8");
+  const section = text.slice(text.indexOf("## 21. Literal anchors"));
+  return [...section.matchAll(/^\| `([A-Z]+[0-9]+)` \|[^|\n]*\| ([^|\n]+?) \|$/gm)].map((match) => ({
+    rule: match[1],
+    name: match[2],
+  }));
+}
+
 describe("conformance coverage", () => {
   const cases = createConformanceCases({ withEnv: async () => {} });
   const cited = new Set(cases.flatMap((testCase) => (testCase.rule ?? "").split(" ").filter(Boolean)));
@@ -48,6 +58,16 @@ describe("conformance coverage", () => {
   it("has a case for every rule that is not exempt", () => {
     const missing = ids.filter((id) => !cited.has(id) && !id.startsWith("WIN") && exempt[id] === undefined);
     expect(missing).toEqual([]);
+  });
+
+  it("anchors every rule of the literal-anchor table with a case of that name citing it", () => {
+    const rows = anchorRows();
+    expect(rows.length).toBeGreaterThan(0);
+    const broken = rows.filter(({ rule, name }) => {
+      const found = cases.find((testCase) => testCase.name === name);
+      return found === undefined || !(found.rule ?? "").split(" ").includes(rule);
+    });
+    expect(broken).toEqual([]);
   });
 
   it("exempts only rules that exist and have no case", () => {

@@ -1,7 +1,7 @@
 /**
  * Compares the Windows conformance results of the reference and the agent (files written by
- * run-conformance.ts) and lists the cases where they disagree: one passes and the other fails, or a case ran on
- * one target only.
+ * run-conformance.ts) and lists the cases that do not pass on both: one passes and the other fails, both fail,
+ * or a case ran on one target only. Excluded cases (tools/windows/excluded.ts) are listed with their reasons.
  *
  *   tsx compare.ts <reference.json> <agent.json> <disagreements.json>     first run: writes the disagreements
  *   tsx compare.ts <reference.json> <agent.json> <disagreements.json> <rerun-reference.json> <rerun-agent.json>
@@ -22,19 +22,24 @@ interface Results {
   target: string;
   done: boolean;
   outcomes: Outcome[];
+  /** Cases left out on purpose (tools/windows/excluded.ts), with the rule and the reason. */
+  excluded?: { name: string; rule: string; reason: string }[];
 }
 
 function load(path: string): Results {
   return JSON.parse(readFileSync(path, "utf8")) as Results;
 }
 
-/** Names of the cases on which the two result sets disagree, in the reference's order. */
+/**
+ * Names of the cases that do not pass on both targets, in the reference's order: the two disagree, or both fail
+ * (every case that is not excluded must pass on both, so a failure both share is no agreement to accept).
+ */
 function disagreements(reference: Results, agent: Results): string[] {
   const agentByName = new Map(agent.outcomes.map((outcome) => [outcome.name, outcome]));
   const names = [...reference.outcomes.map((outcome) => outcome.name)];
   for (const outcome of agent.outcomes) if (!names.includes(outcome.name)) names.push(outcome.name);
   const referenceByName = new Map(reference.outcomes.map((outcome) => [outcome.name, outcome]));
-  return names.filter((name) => referenceByName.get(name)?.ok !== agentByName.get(name)?.ok);
+  return names.filter((name) => !(referenceByName.get(name)?.ok && agentByName.get(name)?.ok));
 }
 
 function describe(outcome: Outcome | undefined): string {
@@ -68,6 +73,14 @@ function listCases(reference: Results, agent: Results): void {
   }
 }
 
+/** The cases both targets left out, each with its rule and reason. */
+function listExcluded(results: Results): void {
+  const excluded = results.excluded ?? [];
+  if (excluded.length === 0) return;
+  console.log(`excluded ${excluded.length} cases (tools/windows/excluded.ts):`);
+  for (const exclusion of excluded) console.log(`  -- ${exclusion.name} [${exclusion.rule}]: ${exclusion.reason}`);
+}
+
 /** Why a set of results proves nothing (a run that crashed or ran no case), if it does. */
 function unusable(results: Results): string | undefined {
   if (!results.done) return `${results.target}: the run did not complete`;
@@ -91,8 +104,9 @@ function main(): number {
     console.log(summary(agent));
     console.log(`compared ${new Set([...reference.outcomes, ...agent.outcomes].map((o) => o.name)).size} cases:`);
     listCases(reference, agent);
+    listExcluded(reference);
     writeFileSync(outPath, JSON.stringify(first));
-    report("disagreements of the first run (rerunning them once)", first, reference, agent);
+    report("failures or disagreements of the first run (rerunning them once)", first, reference, agent);
     return first.length > 0 ? 1 : 0;
   }
   const rerunReference = load(rerunReferencePath);
@@ -106,8 +120,8 @@ function main(): number {
   const persistent = first.filter((name) => again.has(name));
   const flaky = first.filter((name) => !again.has(name));
   writeFileSync(outPath, JSON.stringify({ persistent, flaky }));
-  report("FLAKY: disagreed once, agreed on the rerun", flaky, reference, agent);
-  report("DISAGREEMENTS (on both runs)", persistent, rerunReference, rerunAgent);
+  report("FLAKY: failed or disagreed once, passed on both on the rerun", flaky, reference, agent);
+  report("FAILURES OR DISAGREEMENTS (on both runs)", persistent, rerunReference, rerunAgent);
   return persistent.length > 0 ? 1 : 0;
 }
 

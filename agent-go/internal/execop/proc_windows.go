@@ -3,17 +3,13 @@
 package execop
 
 import (
-	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -22,25 +18,18 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
-var procCancelSynchronousIo = windows.NewLazySystemDLL("kernel32.dll").NewProc("CancelSynchronousIo")
-
 // platformState holds the job object every command joins: when the agent dies, Windows kills them all.
 type platformState struct {
 	jobOnce sync.Once
 	job     windows.Handle
 }
 
-// pipeReader is the read end of a child's output pipe.
-type pipeReader interface {
-	Read(p []byte) (int, error)
-}
-
 // child is a started command.
 type child struct {
-	proc   *os.Process
-	pid    int
-	stdout *winPipe
-	stderr *winPipe
+	proc *os.Process
+	pid  int
+	// output reads the child's stdout and stderr pipes.
+	output *outputReader
 
 	mu     sync.Mutex
 	state  *os.ProcessState
@@ -120,14 +109,20 @@ func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
 		}
 		defer stdin.Close()
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := newOutputPipe()
 	if err != nil {
 		closeFiles(stdinWriter)
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := newOutputPipe()
 	if err != nil {
-		closeFiles(stdinWriter, outR, outW)
+		_ = windows.CloseHandle(outR)
+		closeFiles(stdinWriter, outW)
+		return nil, err
+	}
+	output, err := newOutputReader(outR, errR)
+	if err != nil {
+		closeFiles(stdinWriter, outW, errW)
 		return nil, err
 	}
 	argv := append([]string{spec.file}, spec.args...)
@@ -143,7 +138,8 @@ func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
 	})
 	closeFiles(outW, errW)
 	if err != nil {
-		closeFiles(stdinWriter, outR, errR)
+		closeFiles(stdinWriter)
+		output.close()
 		return nil, err
 	}
 	if stdinWriter != nil {
@@ -152,7 +148,7 @@ func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
 			_ = stdinWriter.Close()
 		}()
 	}
-	return &child{proc: proc, pid: proc.Pid, stdout: newWinPipe(outR), stderr: newWinPipe(errR)}, nil
+	return &child{proc: proc, pid: proc.Pid, output: output}, nil
 }
 
 func closeFiles(files ...*os.File) {
@@ -193,14 +189,6 @@ func (r *Runner) joinJob(pid int) {
 	_ = windows.AssignProcessToJobObject(p.job, handle)
 }
 
-func (c *child) pipes() [2]pipeReader { return [2]pipeReader{c.stdout, c.stderr} }
-
-// closePipes interrupts blocked reads (CancelSynchronousIo) until both readers gave up.
-func (c *child) closePipes() {
-	c.stdout.interrupt()
-	c.stderr.interrupt()
-}
-
 // waitExit blocks until the process exited.
 func (c *child) waitExit() {
 	state, _ := c.proc.Wait()
@@ -239,67 +227,4 @@ func (c *child) killTree() {
 	if err := cmd.Start(); err == nil {
 		go func() { _ = cmd.Wait() }()
 	}
-}
-
-// winPipe reads a pipe with blocking ReadFile on a locked thread, so a read stuck behind a descendant that
-// keeps the pipe open can be cancelled with CancelSynchronousIo.
-type winPipe struct {
-	file    *os.File
-	started bool
-	thread  atomic.Uintptr
-	stop    atomic.Bool
-	done    chan struct{}
-}
-
-func newWinPipe(f *os.File) *winPipe { return &winPipe{file: f, done: make(chan struct{})} }
-
-// Read is always called from the same goroutine, which it locks to its thread until the pipe ends.
-func (p *winPipe) Read(buf []byte) (int, error) {
-	if !p.started {
-		p.started = true
-		runtime.LockOSThread()
-		if h, err := windows.OpenThread(windows.THREAD_TERMINATE, false, windows.GetCurrentThreadId()); err == nil {
-			p.thread.Store(uintptr(h))
-		}
-	}
-	if p.stop.Load() {
-		return 0, p.end(io.EOF)
-	}
-	var n uint32
-	err := windows.ReadFile(windows.Handle(p.file.Fd()), buf, &n, nil)
-	if n > 0 {
-		return int(n), nil
-	}
-	if err == nil || errors.Is(err, windows.ERROR_BROKEN_PIPE) || errors.Is(err, windows.ERROR_OPERATION_ABORTED) {
-		err = io.EOF
-	}
-	return 0, p.end(err)
-}
-
-// end releases the thread and the pipe once the reader is finished.
-func (p *winPipe) end(err error) error {
-	if h := p.thread.Swap(0); h != 0 {
-		_ = windows.CloseHandle(windows.Handle(h))
-	}
-	_ = p.file.Close()
-	runtime.UnlockOSThread()
-	close(p.done)
-	return err
-}
-
-// interrupt makes the reader stop: it cancels the blocked ReadFile until the reader has ended.
-func (p *winPipe) interrupt() {
-	p.stop.Store(true)
-	go func() {
-		for {
-			if h := p.thread.Load(); h != 0 {
-				_, _, _ = procCancelSynchronousIo.Call(h)
-			}
-			select {
-			case <-p.done:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
 }

@@ -71,7 +71,7 @@ func (s *spill) create() error {
 		return err
 	}
 	path := filepath.Join(dir, "pi-output-"+uuid.NewString()+".log")
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o666)
+	file, err := createSpillFile(path)
 	if err != nil {
 		return errors.New(errno.Fail(err, "open", path).Message)
 	}

@@ -60,6 +60,12 @@ type Frame struct {
 	ID      uint32
 	JSON    []byte
 	Payload []byte
+	// Body, in a decoded frame, is the memory JSON and Payload live in (from the Reader's Alloc), so its owner
+	// can recycle it once neither is used any more. Writers ignore it.
+	Body []byte
+	// Written, when set on a frame given to the output writer, is called once the frame was written or dropped:
+	// its payload may be recycled from then on. Decoders leave it nil.
+	Written func()
 }
 
 // Size returns the frame's length field: header + JSON + payload.
@@ -75,6 +81,9 @@ const maxEmptyReads = 100
 // Reader decodes frames from a byte stream. Small frames are read through a buffer, many per read; the bulk of
 // a large payload is read directly into the frame's memory.
 type Reader struct {
+	// Alloc, when set, provides the memory of each frame body (n bytes, contents overwritten); nil means make.
+	Alloc func(n int) []byte
+
 	src io.Reader
 	buf []byte
 	// buf[r:w] holds received bytes not yet decoded.
@@ -161,11 +170,16 @@ func (r *Reader) Next() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: jsonLength %d exceeds frame length %d", ErrFraming, jsonLength, length)
 	}
 	r.r += PrefixSize + HeaderSize
-	body := make([]byte, rest)
+	var body []byte
+	if r.Alloc != nil {
+		body = r.Alloc(int(rest))
+	} else {
+		body = make([]byte, rest)
+	}
 	if err := r.readFull(body); err != nil {
 		return Frame{}, fmt.Errorf("read frame body: %w", unexpected(err))
 	}
-	f := Frame{Type: typ, ID: id, JSON: body[:jsonLength:jsonLength], Payload: body[jsonLength:]}
+	f := Frame{Type: typ, ID: id, JSON: body[:jsonLength:jsonLength], Payload: body[jsonLength:], Body: body}
 	if jsonLength == 0 {
 		f.JSON = emptyObject
 	}

@@ -18,7 +18,7 @@ func (o *Ops) opendir(call *proto.Call) (proto.Reply, error) {
 	if f != nil {
 		return fail(f)
 	}
-	dir, err := openDirectory(path)
+	dir, err := openDirStream(path)
 	if err != nil {
 		return fail(errno.Fail(err, "opendir", path))
 	}

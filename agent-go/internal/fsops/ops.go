@@ -1,5 +1,6 @@
 // Package fsops serves the agent's file operations (pi-env protocol 1): lstat, realpath, write, writeChunk,
-// truncate, fsync, rename, mkdir, rm, mkdtemp, open, pread, fstat, scanLines, opendir, readdir and close.
+// truncate, fsync, rename, mkdir, rm, mkdtemp, open, pread, fstat, scanLines, opendir, readdir and close, plus
+// Outpost's readFile (open, read and close of a small file in one request).
 //
 // Each operation performs the system calls Node would make for the same NodeExecutionEnv method and reports
 // failures exactly as Node does: libuv code, syscall and path (see package errno). Path resolution, abort
@@ -48,6 +49,7 @@ func (o *Ops) Handlers() map[string]proto.Handler {
 		"rm":        o.rm,
 		"mkdtemp":   o.mkdtemp,
 		"open":      o.open,
+		"readFile":  o.readFile,
 		"pread":     o.pread,
 		"fstat":     o.fstat,
 		"scanLines": o.scanLines,
@@ -104,10 +106,16 @@ type fileHandle struct {
 	poisoned bool // a chunk write failed; later chunks are refused so a file never has gaps
 }
 
+// dirStream is an open directory's names: an *os.File on POSIX, Windows' own enumeration on Windows.
+type dirStream interface {
+	Readdirnames(n int) ([]string, error)
+	Close() error
+}
+
 // dirHandle is an open directory. Its own lock serialises reads of it; the table lock is never held meanwhile.
 type dirHandle struct {
 	mu     sync.Mutex
-	dir    *os.File
+	dir    dirStream
 	path   string
 	done   bool
 	closed bool

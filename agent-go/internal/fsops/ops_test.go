@@ -74,7 +74,8 @@ func TestMalformedRequests(t *testing.T) {
 		{"pread", `{"handle":1,"length":1,"offset":-2}`}, {"pread", `{"length":1}`}, {"fstat", `{}`},
 		{"fstat", `{"handle":"1"}`}, {"scanLines", `{"startLine":0}`}, {"opendir", `{}`},
 		{"readdir", `{"handle":1}`}, {"readdir", `{"handle":1,"max":0}`}, {"readdir", `{"handle":1,"max":2.5}`},
-		{"close", `{}`}, {"close", `{"handle":-1}`},
+		{"close", `{}`}, {"close", `{"handle":-1}`}, {"readFile", `{"path":"/nonexistent-outpost/x"}`},
+		{"readFile", `{"path":"/nonexistent-outpost/x","max":-1}`}, {"readFile", `{"max":1}`},
 	}
 	for _, c := range cases {
 		t.Run(c.op+c.args, func(t *testing.T) {
@@ -119,8 +120,8 @@ func TestRandomRequestsNeverPanic(t *testing.T) {
 func TestNulInPath(t *testing.T) {
 	ops := New()
 	// Node refuses before any system call: ERR_INVALID_ARG_VALUE (FileError "unknown", not "invalid").
-	for _, op := range []string{"lstat", "realpath", "write", "fsync", "mkdir", "rm", "mkdtemp", "open", "opendir"} {
-		r := run(t, ops, op, map[string]any{"path": "/tmp/a\x00b", "size": 0}, nil)
+	for _, op := range []string{"lstat", "realpath", "write", "fsync", "mkdir", "rm", "mkdtemp", "open", "opendir", "readFile"} {
+		r := run(t, ops, op, map[string]any{"path": "/tmp/a\x00b", "size": 0, "max": 1}, nil)
 		if r.failure == nil || r.failure.Code != "ERR_INVALID_ARG_VALUE" {
 			t.Errorf("%s: %+v", op, r.failure)
 		}
@@ -758,7 +759,7 @@ func TestHandlesAreCloseOnExec(t *testing.T) {
 		}
 	}
 	dir, _ := ops.table.Dir(uint64(run(t, ops, "opendir", map[string]any{"path": root}, nil).handle(t)))
-	conn, _ := dir.dir.SyscallConn()
+	conn, _ := dir.dir.(*os.File).SyscallConn()
 	_ = conn.Control(func(fd uintptr) {
 		if r, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFD, 0); r&syscall.FD_CLOEXEC == 0 {
 			t.Error("directory handle is not close-on-exec")

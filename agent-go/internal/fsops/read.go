@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/bufpool"
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/handles"
 	"github.com/outpost-dev/outpost/agent-go/internal/linescan"
@@ -85,17 +86,8 @@ func (o *Ops) openRead(path string) (proto.Reply, error) {
 	if err != nil {
 		return fail(errno.Fail(err, "open", path))
 	}
-	id, f := o.keepFile(file, path)
-	if f != nil {
-		return fail(f)
-	}
-	reply := openReply{Handle: id}
-	if info, err := fstatInfo(file, baseName(path, onWindows)); err != nil {
-		reply.StatError = errno.FailHandle(err, "fstat").JSON()
-	} else {
-		reply.Stat = &info
-	}
-	return ok(reply)
+	info, statErr := fstatInfo(file, baseName(path, onWindows))
+	return o.keepOpened(file, path, info, statErr)
 }
 
 type handleArgs struct {
@@ -161,9 +153,11 @@ func (o *Ops) pread(call *proto.Call) (proto.Reply, error) {
 		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
+		bufpool.Put(buf)
 		return fail(errno.FailHandle(err, "read"))
 	}
-	return proto.Reply{JSON: empty, Payload: buf[:n]}, nil
+	// The buffer serves a later read once the reply is written (a grown buffer is not a pool's and is dropped).
+	return proto.Reply{JSON: empty, Payload: buf[:n], Written: func() { bufpool.Put(buf) }}, nil
 }
 
 // readSlack is the room a large read of a regular file leaves beyond the file's size, for a file that grows.
@@ -174,19 +168,28 @@ const readSlack = 64 << 10
 // thus allocates 64 KiB, not the 16 MiB payload limit, and its reply holds no more.
 func readBuffer(file *os.File, want int, offset *float64) []byte {
 	if want <= readSlack {
-		return make([]byte, want)
+		return readMemory(want)
 	}
 	info, err := file.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return make([]byte, want)
+		return readMemory(want)
 	}
 	var pos int64
 	if offset != nil {
 		pos = int64(*offset)
 	} else if pos, err = file.Seek(0, io.SeekCurrent); err != nil {
-		return make([]byte, want)
+		return readMemory(want)
 	}
-	return make([]byte, min(int64(want), max(info.Size()-pos, 0)+readSlack))
+	return readMemory(int(min(int64(want), max(info.Size()-pos, 0)+readSlack)))
+}
+
+// readMemory returns a buffer of n bytes: a recycled one for the usual whole-class lengths (the 64 KiB and
+// 512 KiB reads of readFile), fresh memory of exactly n bytes otherwise (a short file's buffer stays small).
+func readMemory(n int) []byte {
+	if n%bufpool.Class == 0 {
+		return bufpool.Get(n)
+	}
+	return make([]byte, n)
 }
 
 // fstat: {handle} → info of the open file, named after the path it was opened with.

@@ -117,6 +117,9 @@ func openDirectory(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY, 0)
 }
 
+// openDirStream opens a directory for opendir/readdir (a file fails ENOTDIR).
+func openDirStream(path string) (dirStream, error) { return openDirectory(path) }
+
 // endOfDirectory reports whether a directory read error means the stream simply ended: glibc's readdir ends
 // a directory that was removed (getdents reports ENOENT), and Node's dir.read() then returns null.
 func endOfDirectory(err error) bool { return errors.Is(err, unix.ENOENT) }

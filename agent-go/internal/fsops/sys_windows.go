@@ -131,9 +131,11 @@ func fsyncDirectoryFailure(path string) *proto.Failure {
 	return &proto.Failure{Code: "EISDIR", Message: "Is a directory", Path: path, HasPath: true}
 }
 
-// openDirectory opens a directory; a file fails ENOTDIR (libuv turns ERROR_DIRECTORY into ENOTDIR here).
+// openDirectory opens a directory for listing as libuv does, sharing read, write and delete (Go's os.Open does
+// not share delete, so a directory being listed could not be renamed meanwhile); a file fails ENOTDIR (libuv
+// turns ERROR_DIRECTORY into ENOTDIR here).
 func openDirectory(path string) (*os.File, error) {
-	dir, err := os.Open(path)
+	dir, err := openShared(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
 	if err != nil {
 		if errors.Is(err, windows.ERROR_DIRECTORY) {
 			return nil, errno.Errno("ENOTDIR")

@@ -11,7 +11,7 @@ import (
 // write: {path, append, parents?, keep?} + payload → {} or {handle}. With parents (the default) the parent
 // directory is made first with Node's recursive-mkdir rules (failures: syscall mkdir and the path Node names);
 // then the file is opened "w" or "a" (mode 0666) and the whole payload written. With keep the open file
-// becomes a handle for writeChunk.
+// becomes a handle for writeChunk. A cancel is seen after the parent is made and, without append, after the open.
 func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 	var args struct {
 		Path    *string `json:"path"`
@@ -24,18 +24,29 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 		return fail(f)
 	}
 	keep := flag(args.Keep, false)
+	appendTo := flag(args.Append, false)
 	if flag(args.Parents, true) {
 		if f := mkdirRecursive(dirName(path, onWindows)); f != nil {
 			return fail(f)
+		}
+		// The env's checkpoint after creating the parent (spec/semantics.md A3): nothing is opened.
+		if cancelled(call) {
+			return fail(&proto.Failure{Code: "aborted", Message: "aborted"})
 		}
 	}
 	// A handle that cannot be kept must be refused before the file is created or truncated.
 	if keep && o.table.Full() {
 		return fail(handles.ErrTooMany())
 	}
-	file, err := openWrite(path, flag(args.Append, false))
+	file, err := openWrite(path, appendTo)
 	if err != nil {
 		return fail(errno.Fail(err, "open", path))
+	}
+	// Node's writeFile checks its signal once the file is open, before the first write (the file stays created
+	// or truncated); appendFile runs without a signal. An open can wait (a FIFO without a reader).
+	if !appendTo && cancelled(call) {
+		_ = file.Close()
+		return fail(&proto.Failure{Code: "aborted", Message: "The operation was aborted"})
 	}
 	if err := writeAll(file, call.Payload); err != nil {
 		_ = file.Close()
@@ -53,6 +64,9 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 	}
 	return ok(handleReply{Handle: id})
 }
+
+// cancelled reports whether a cancel frame reached the request.
+func cancelled(call *proto.Call) bool { return call.Control != nil && call.Control.Aborted() }
 
 type handleReply struct {
 	Handle uint64 `json:"handle"`

@@ -18,3 +18,8 @@ func openNoFollow(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// openDir opens a directory for listing (Windows has no FIFOs that an open could wait on).
+func openDir(path string) (*os.File, error) {
+	return os.Open(path)
+}

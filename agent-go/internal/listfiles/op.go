@@ -82,7 +82,7 @@ func checkRoot(root string) *proto.Failure {
 	if !info.IsDir() {
 		return errno.New("ENOTDIR", "scandir", root)
 	}
-	f, err := os.Open(root)
+	f, err := openDir(root)
 	if err != nil {
 		return errno.Fail(err, "scandir", root)
 	}

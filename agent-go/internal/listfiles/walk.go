@@ -235,7 +235,7 @@ const (
 
 // readEntries reads d's entries in batches, stopping early when the walk stops.
 func (w *walker) readEntries(d *dir) []rawEntry {
-	f, err := os.Open(joinPath(w.root, d.rel))
+	f, err := openDir(joinPath(w.root, d.rel))
 	if err != nil {
 		return nil
 	}

@@ -93,6 +93,8 @@ type item struct {
 	mergeKey any
 	// merged is true once payload is memory of the writer's own, with room to grow.
 	merged bool
+	// written is the frame's Written callback: called once the frame left the queue (written or dropped).
+	written func()
 }
 
 // fifo is a slice-backed queue that reuses its storage once drained.
@@ -225,8 +227,17 @@ func (o *Writer) mergeLocked(queue proto.Queue, f frame.Frame, key any) bool {
 		grown := make([]byte, len(last.payload), min(MaxMergedPayload, max(2*joined, 64<<10)))
 		copy(grown, last.payload)
 		last.payload, last.merged = grown, true
+		if last.written != nil {
+			// The frame's own payload was copied out: its memory is free already.
+			last.written()
+			last.written = nil
+		}
 	}
 	last.payload = append(last.payload, f.Payload...)
+	if f.Written != nil {
+		// The payload was copied: its memory is free already.
+		f.Written()
+	}
 	last.header = header
 	last.size += len(f.Payload)
 	if last.bulk {
@@ -265,6 +276,7 @@ func newItem(queue proto.Queue, f frame.Frame, counter *Counter) (item, error) {
 		size:    f.Size(),
 		bulk:    queue == proto.BulkQueue,
 		counter: counter,
+		written: f.Written,
 	}, nil
 }
 
@@ -477,6 +489,9 @@ func (o *Writer) settleLocked(it item) {
 		o.bulkBytes -= it.size
 	}
 	it.counter.add(-1)
+	if it.written != nil {
+		it.written()
+	}
 }
 
 // failLocked stops the writer for good after a write error: queued frames are discarded and everyone waiting

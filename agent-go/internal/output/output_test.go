@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -425,5 +426,42 @@ func TestSendMergingJoinsWaitingEventsInOrder(t *testing.T) {
 	}
 	if counter.Unsent() != 0 || w.BulkUnsent() != 0 {
 		t.Fatalf("after drain: counter %d, bulk %d", counter.Unsent(), w.BulkUnsent())
+	}
+}
+
+// TestWrittenCalledOnceAfterTheWrite: a frame's Written callback runs exactly once, only after its bytes were
+// handed to the output (so its memory may be reused), and also for frames a write error discards.
+func TestWrittenCalledOnceAfterTheWrite(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{})
+	var calls [3]atomic.Int32
+	withWritten := func(i int, f frame.Frame) frame.Frame {
+		f.Written = func() { calls[i].Add(1) }
+		return f
+	}
+	if err := w.Send(proto.BulkQueue, withWritten(0, ev(1, 100<<10)), nil); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered
+	if n := calls[0].Load(); n != 0 {
+		t.Fatalf("Written ran %d times while the frame was still being written", n)
+	}
+	g.mu.Lock()
+	g.fail = errors.New("broken pipe")
+	g.mu.Unlock()
+	// Queued behind the blocked write; the write error will discard them.
+	for i := 1; i < 3; i++ {
+		if err := w.Send(proto.ControlQueue, withWritten(i, ev(uint32(i+1), 10)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.open()
+	if err := w.Wait(); err == nil {
+		t.Fatal("the write error was not reported")
+	}
+	for i := range calls {
+		if n := calls[i].Load(); n != 1 {
+			t.Fatalf("frame %d: Written ran %d times, want once", i, n)
+		}
 	}
 }

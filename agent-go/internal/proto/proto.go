@@ -162,6 +162,15 @@ type Reply struct {
 	Payload []byte
 	// Bulk routes the result to the bulk queue (exec results follow their output there).
 	Bulk bool
+	// Written, when set, is called once the reply's frame was written or dropped (the payload's memory may be
+	// recycled then); a reply that never reaches the writer may never call it.
+	Written func()
+}
+
+// JSONAppender is a result that encodes itself without reflection: AppendJSON appends exactly the JSON
+// json.Marshal would produce for it. The server uses it for results that are sent very often.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
 }
 
 // Handler serves one operation. A returned error that is not a *Failure is reported as code "unknown".

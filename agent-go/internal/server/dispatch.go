@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/outpost-dev/outpost/agent-go/internal/bufpool"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 	"github.com/outpost-dev/outpost/agent-go/internal/output"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
@@ -27,6 +28,7 @@ type job struct {
 func (s *server) readLoop(in io.Reader) error {
 	defer close(s.jobs)
 	frames := frame.NewReader(countingReader{in: in, s: s})
+	frames.Alloc = bufpool.Get
 	for {
 		f, err := frames.Next()
 		if s.isStopping() {
@@ -61,6 +63,13 @@ func (s *server) request(f frame.Frame, size int64) {
 
 	op, failure := parseRequest(f.JSON)
 	call.Op = op
+	if recyclesBody[op] {
+		// These handlers are done with the frame once it is released: its memory can serve the next frame.
+		call.OnRelease = func() {
+			s.budget.release(size)
+			bufpool.Put(f.Body)
+		}
+	}
 	if failure != nil {
 		s.finish(call, proto.Reply{}, failure)
 		return
@@ -78,6 +87,10 @@ func (s *server) request(f frame.Frame, size int64) {
 		s.finish(call, proto.Reply{}, proto.Invalid("unknown operation "+op))
 	}
 }
+
+// recyclesBody lists the ops whose handlers keep no reference to the request's JSON or payload once the call is
+// released (the bulk writes, whose 512 KiB bodies are worth reusing).
+var recyclesBody = map[string]bool{"write": true, "writeChunk": true}
 
 // parseRequest checks that a request's JSON is an object and returns its op. Every request passes here, so the
 // usual shape (a valid object whose keys have no escapes) is scanned without building a map of its fields.
@@ -331,17 +344,30 @@ func (s *server) replyFrame(call *proto.Call, reply proto.Reply, err error) (fra
 	if err != nil {
 		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(err)}, false
 	}
-	body := reply.JSON
-	if body == nil {
-		body = struct{}{}
-	}
-	raw, mErr := json.Marshal(body)
+	raw, mErr := resultJSON(reply.JSON)
 	if mErr != nil {
 		failure := &proto.Failure{Code: "unknown", Message: fmt.Sprintf("encode %s result: %v", call.Op, mErr)}
 		return frame.Frame{Type: frame.Error, ID: call.ID, JSON: failureJSON(failure)}, false
 	}
 	bulk := reply.Bulk || len(reply.Payload) > ControlPayload
-	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload}, bulk
+	return frame.Frame{Type: frame.Result, ID: call.ID, JSON: raw, Payload: reply.Payload, Written: reply.Written}, bulk
+}
+
+// emptyResult is the JSON of a result without fields.
+var emptyResult = []byte("{}")
+
+// resultJSON encodes a result's JSON. JSON the agent encoded itself (hello's, encoded once) and empty results go
+// out as they are: re-encoding would only validate and copy them, once per request.
+func resultJSON(body any) ([]byte, error) {
+	switch v := body.(type) {
+	case nil, struct{}:
+		return emptyResult, nil
+	case json.RawMessage:
+		return v, nil
+	case proto.JSONAppender:
+		return v.AppendJSON(make([]byte, 0, 160)), nil
+	}
+	return json.Marshal(body)
 }
 
 // failureJSON encodes an error frame's object; errors that are not failures are reported as "unknown".

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/outpost-dev/outpost/agent-go/internal/frame"
 )
 
@@ -105,4 +107,31 @@ func TestSharedPathFollowsAReplacedDirectory(t *testing.T) {
 	write(t, filepath.Join(target, "b.txt"), "b")
 	one.expectCovered(t, filepath.Join(target, "b.txt"))
 	two.expectCovered(t, filepath.Join(target, "b.txt"))
+}
+
+// Events queued while a watcher is busy (a long scan) cost memory per path, not per event: a file rewritten a
+// million times during one scan must not queue a million events. The kinds seen for a path are kept together,
+// since a removal of a watched path matters to the watcher.
+func TestSubscriberQueuesOneEventPerPath(t *testing.T) {
+	sub := newSubscriber()
+	for range 100_000 {
+		sub.push(fsnotify.Event{Name: "/w/log.txt", Op: fsnotify.Write}, false)
+	}
+	sub.push(fsnotify.Event{Name: "/w/sub", Op: fsnotify.Create}, false)
+	sub.push(fsnotify.Event{Name: "/w/sub", Op: fsnotify.Remove}, false)
+	if n := sub.queued(); n != 2 {
+		t.Fatalf("queued entries: got %d, want 2 (one per path)", n)
+	}
+	events, rescan := sub.take()
+	if rescan {
+		t.Fatal("no rescan was asked for")
+	}
+	slices.SortFunc(events, func(a, b fsnotify.Event) int { return strings.Compare(a.Name, b.Name) })
+	want := []fsnotify.Event{{Name: "/w/log.txt", Op: fsnotify.Write}, {Name: "/w/sub", Op: fsnotify.Create | fsnotify.Remove}}
+	if !slices.Equal(events, want) {
+		t.Fatalf("events: got %v, want %v", events, want)
+	}
+	if n := sub.queued(); n != 0 {
+		t.Fatalf("queued after take: %d", n)
+	}
 }

@@ -44,7 +44,7 @@ func (n *natives) reconcile(wanted map[string]bool, snap snapshot) (bool, error)
 		if _, ok := n.watched[path]; ok {
 			continue
 		}
-		if err := n.add(path); err != nil {
+		if err := n.add(path, identity{e.dev, e.ino}); err != nil {
 			if isIgnorableWatchError(err) {
 				continue
 			}
@@ -56,11 +56,11 @@ func (n *natives) reconcile(wanted map[string]bool, snap snapshot) (bool, error)
 	return added, nil
 }
 
-func (n *natives) add(path string) error {
+func (n *natives) add(path string, id identity) error {
 	if n.limit > 0 && len(n.watched) >= n.limit {
 		return errNoWatches
 	}
-	return n.hub.add(n.inbox, path)
+	return n.hub.add(n.inbox, path, id)
 }
 
 func (n *natives) remove(path string) {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // Entry kinds of a snapshot.
@@ -168,7 +169,7 @@ func (s *scanner) scanDir(index int, t target, dir string) error {
 	for _, name := range names {
 		// Node reads names lossily decoded and lstats them under that spelling (a name that is not UTF-8
 		// then fails and is skipped).
-		name = strings.ToValidUTF8(name, "\uFFFD")
+		name = nodeName(name)
 		if t.excludes(name) {
 			continue
 		}
@@ -234,7 +235,7 @@ func (s *scanner) record(path string, e entry) {
 
 // readDirNames lists a directory's names (in any order: the snapshot is a map).
 func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +243,9 @@ func readDirNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// hashFile is the SHA-256 of a file's content; false when it cannot be read.
+// hashFile is the SHA-256 of a file's content; false when it cannot be read or is no longer a regular file.
 func hashFile(path string) (string, bool) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", false
 	}
@@ -336,4 +337,17 @@ func compareUTF16(a, b string) int {
 		a, b = a[na:], b[nb:]
 	}
 	return len(a) - len(b)
+}
+
+// nodeName is a file name as Node decodes it: UTF-8, with one U+FFFD per maximal invalid subpart (the WHATWG
+// decoder's rule, which Go's strings.ToValidUTF8 and encoding/json do not follow).
+func nodeName(raw string) string {
+	if utf8.ValidString(raw) {
+		return raw
+	}
+	decoded, err := unicode.UTF8.NewDecoder().String(raw)
+	if err != nil {
+		return strings.ToValidUTF8(raw, "\uFFFD")
+	}
+	return decoded
 }

@@ -4,6 +4,7 @@ package watch
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,3 +66,23 @@ func isIgnorableWatchError(err error) bool {
 
 // errNoWatches is the failure the test hook injects: the kernel's "out of inotify watches".
 var errNoWatches error = unix.ENOSPC
+
+// openDir opens a directory to list it. What the scan saw as a directory a moment before may be a FIFO now, and
+// a plain open of a FIFO waits for a writer forever; O_DIRECTORY fails ENOTDIR at once instead.
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+}
+
+// openRegular opens a file to hash it, failing unless it is (still) a regular file: O_NONBLOCK keeps the open of
+// a FIFO that replaced it from waiting for a writer.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, unix.EINVAL
+	}
+	return f, nil
+}

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"errors"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -62,3 +63,9 @@ func isIgnorableWatchError(err error) bool { return isPermissionError(err) || is
 
 // errNoWatches is the failure the test hook injects.
 var errNoWatches error = windows.ERROR_NOT_ENOUGH_QUOTA
+
+// openDir opens a directory to list it (Windows has no FIFOs that an open could wait on).
+func openDir(path string) (*os.File, error) { return os.Open(path) }
+
+// openRegular opens a file to hash it.
+func openRegular(path string) (*os.File, error) { return os.Open(path) }

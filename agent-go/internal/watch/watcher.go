@@ -203,7 +203,8 @@ func (w *Watcher) onEvent(event fsnotify.Event) {
 	if w.closed.Load() || w.Mode() == ModePolling {
 		return
 	}
-	path := event.Name
+	// Node's fs.watch hands over the file name decoded; the watched paths themselves are valid UTF-8 already.
+	path := nodeName(event.Name)
 	relevant := false
 	for _, t := range w.targets {
 		if t.covers(path) {
@@ -214,12 +215,12 @@ func (w *Watcher) onEvent(event fsnotify.Event) {
 	if relevant {
 		w.pending[reported(path, w.targets)] = true
 	}
-	_, watched := w.natives.watched[path]
+	_, watched := w.natives.watched[event.Name]
 	if watched && event.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
 		// A watched path was removed or moved: the kernel's watch is gone or follows the moved directory, so it
 		// is dropped (Node's watcher error) and the rescan installs one on whatever is there now. This matters
 		// when a new directory gets the removed one's inode number, so its identity looks unchanged.
-		w.natives.remove(path)
+		w.natives.remove(event.Name)
 	}
 	if relevant || watched {
 		w.scheduleFlush()

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
@@ -326,5 +329,34 @@ func TestPermissionDeniedTargetFailsTheOpen(t *testing.T) {
 	var failure *proto.Failure
 	if !errors.As(err, &failure) || failure.Code != "EACCES" {
 		t.Fatalf("open of an unreadable target: %v", err)
+	}
+}
+
+// A native event about a name that is not UTF-8 reports the name as Node's fs.watch hands it over: decoded with
+// one U+FFFD per maximal invalid subpart ("\xe2\x82", a cut-short sequence, is one U+FFFD), never raw bytes,
+// which the wire would turn into one U+FFFD per byte.
+func TestEventNamesThatAreNotUTF8AreDecodedAsNodeDecodesThem(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("file names that are not UTF-8 need a byte-oriented file system")
+	}
+	dir := tempDir(t)
+	_, rec := open(t, Options{Mode: ModeNative, PollInterval: DefaultPollInterval, MaxDirectories: DefaultMaxDirectories},
+		dirTarget(dir, false))
+	write(t, joinAll(dir, "a\xe2\x82"), "x")
+	want := joinAll(dir, "a\uFFFD")
+	rec.expect(t, "reporting "+want, func(changes []Change) bool {
+		for _, c := range changes {
+			if slices.Contains(c.Paths, want) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, c := range rec.all() {
+		for _, p := range c.Paths {
+			if !utf8.ValidString(p) {
+				t.Errorf("a reported path is not UTF-8: %q", p)
+			}
+		}
 	}
 }

@@ -1,6 +1,6 @@
 /** The error table: which code and which path every method reports for the common failures. */
 import type { ExecutionEnv, FileError, Result } from "@outpost/sdk";
-import { aborted, assert, at, belowFile, fails, live, put, script, value } from "./support.js";
+import { aborted, assert, at, belowFile, fails, fileInTheWay, live, put, script, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 type Call = (env: ExecutionEnv, path: string) => Promise<Result<unknown, FileError>>;
@@ -39,8 +39,10 @@ export function errorCases(setup: Setup, define: Define): void {
     }
     if (setup.windows) assert.equal(value(await env.exists("f.txt/x", live), "exists"), false, "WIN2: not_found");
     else fails(await env.exists("f.txt/x", live), "not_directory", "exists", at(env, "f.txt/x"));
-    fails(await env.createDir("f.txt/x", undefined, live), "not_directory", "createDir", at(env, "f.txt/x"));
-    fails(await env.writeFile("f.txt/x/y", "", live), "not_directory", "writeFile", at(env, "f.txt/x"));
+    const createDir = fileInTheWay(setup, env, "f.txt", "f.txt/x");
+    fails(await env.createDir("f.txt/x", undefined, live), "not_directory", "createDir", createDir);
+    const parents = fileInTheWay(setup, env, "f.txt", "f.txt/x");
+    fails(await env.writeFile("f.txt/x/y", "", live), "not_directory", "writeFile", parents);
   });
 
   define("methods that need a file report a directory as is_directory", "E2 E4 W1 W4 W5 R10", async (env) => {

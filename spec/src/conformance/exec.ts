@@ -51,18 +51,24 @@ export function execCases(setup: Setup, define: Define): void {
     }
   });
 
-  define("output written to stdout, then to stderr, is delivered in that order every time", "X20", async (env) => {
-    // libuv reads whichever stream became readable first; with a reader per stream the scheduler decided, and
-    // stderr came first in about one run in ten.
-    const reversed: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      const out = await run(env, "echo a; echo b >&2");
-      assert.deepEqual(value(out.result, `run ${i}`), { exitCode: 0 });
-      const order = out.chunks.map((chunk) => `${chunk.stream}:${JSON.stringify(chunk.text)}`).join(" ");
-      if (order !== 'stdout:"a\\n" stderr:"b\\n"') reversed.push(`run ${i}: ${order}`);
-    }
-    assert.deepEqual(reversed, [], "every run delivers a (stdout) before b (stderr)");
-  });
+  define(
+    "output written to stdout, then to stderr, is delivered in that order every time",
+    "X20",
+    async (env) => {
+      // libuv reads whichever stream became readable first; with a reader per stream the scheduler decided, and
+      // stderr came first in about one run in ten.
+      const reversed: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const out = await run(env, "echo a; echo b >&2");
+        assert.deepEqual(value(out.result, `run ${i}`), { exitCode: 0 });
+        const order = out.chunks.map((chunk) => `${chunk.stream}:${JSON.stringify(chunk.text)}`).join(" ");
+        if (order !== 'stdout:"a\\n" stderr:"b\\n"') reversed.push(`run ${i}: ${order}`);
+      }
+      assert.deepEqual(reversed, [], "every run delivers a (stdout) before b (stderr)");
+      // 50 processes take a while where spawning is slow (Windows under Wine on a loaded machine).
+    },
+    { timeoutMs: 60_000 },
+  );
 
   define("a command's stdout and stderr are sockets, not pipes or terminals", "X13", async (env) => {
     const probe =
@@ -206,12 +212,14 @@ export function execCases(setup: Setup, define: Define): void {
   });
 
   define("argv exec distinguishes timeout from abort", "X15 X16 X30 X32", async (env) => {
+    // Both must settle well before the sleeps end; Windows under Wine spawns and kills slowly, so it sleeps longer.
+    const [nap, bound] = setup.windows ? ["10", 8000] : ["2", 1800];
     const started = Date.now();
-    execFails(await env.exec(["sleep", "2"], { timeout: 0.1 }, live), "timeout", "timeout", "timeout:0.1");
+    execFails(await env.exec(["sleep", nap], { timeout: 0.1 }, live), "timeout", "timeout", "timeout:0.1");
     const { context, controller } = abortable();
     setTimeout(() => controller.abort(), 100);
-    execFails(await env.exec(["sleep", "2"], undefined, context), "aborted", "abort", "aborted");
-    assert.ok(Date.now() - started < 1800, `both settle quickly: ${Date.now() - started} ms`);
+    execFails(await env.exec(["sleep", nap], undefined, context), "aborted", "abort", "aborted");
+    assert.ok(Date.now() - started < bound, `both settle quickly: ${Date.now() - started} ms`);
   });
 
   define("a command that produces no output still times out", "X15 X3 ND14", async (env) => {
@@ -234,9 +242,11 @@ export function execCases(setup: Setup, define: Define): void {
         else setTimeout(() => controller.abort(), delay);
         execFails(await pending, "aborted", `attempt ${attempt}`, "aborted");
       }
-      assert.ok(Date.now() - started < 8000, `20 aborts took ${Date.now() - started} ms`);
+      // Far below 20 sleeps of 5 s either way; Windows spawns and kills (taskkill) slowly, more so under Wine.
+      const bound = setup.windows ? 30_000 : 8000;
+      assert.ok(Date.now() - started < bound, `20 aborts took ${Date.now() - started} ms`);
     },
-    { timeoutMs: 20_000 },
+    { timeoutMs: setup.windows ? 45_000 : 20_000 },
   );
 
   define("a timeout or abort after output keeps the output delivered so far", "X15 X20", async (env) => {

@@ -4,6 +4,8 @@
  * vitest/jest-like runner. Cases throw `node:assert` errors on failure.
  */
 import { abortCases } from "./abort.js";
+import { abortInFlightCases } from "./abort-in-flight.js";
+import { anchorCases } from "./anchors.js";
 import { dirCases } from "./dirs.js";
 import { errorCases } from "./errors.js";
 import { execCases } from "./exec.js";
@@ -39,6 +41,7 @@ const modules = [
   tempCases,
   errorCases,
   abortCases,
+  abortInFlightCases,
   specialFileCases,
   execCases,
   spillCases,
@@ -47,6 +50,7 @@ const modules = [
   watchConnectionCases,
   listFilesCases,
   windowsCases,
+  anchorCases,
 ];
 
 function withDefaults(options: ConformanceOptions): Setup {

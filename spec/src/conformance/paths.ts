@@ -67,7 +67,7 @@ export function pathCases(setup: Setup, define: Define): void {
 
   define("absolutePath and joinPath never check the abort signal", "P13 P14 A3", async (env) => {
     assert.equal(value(await env.absolutePath("a", aborted()), "absolutePath"), at(env, "a"));
-    assert.equal(value(await env.joinPath(["a", "b"], aborted()), "joinPath"), "a/b");
+    assert.equal(value(await env.joinPath(["a", "b"], aborted()), "joinPath"), setup.windows ? "a\\b" : "a/b");
   });
 
   define("joinPath joins like Node's path.join, without the cwd", "P14", async (env) => {

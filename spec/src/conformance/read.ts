@@ -1,5 +1,5 @@
 /** Whole-file reads, the text line reader and `readTextLines`. */
-import { aborted, assert, at, belowFile, fails, live, put, unhex, value } from "./support.js";
+import { aborted, assert, at, belowFile, fails, live, put, script, unhex, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 /** Invalid UTF-8 sequences and what WHATWG decoding (one U+FFFD per maximal subpart) makes of them. */
@@ -47,6 +47,30 @@ export function readCases(setup: Setup, define: Define): void {
     fails(await env.readTextFile("huge.bin", live), "unknown", "readTextFile", at(env, "huge.bin"));
     value(await env.remove("huge.bin", undefined, live), "remove");
   });
+
+  define(
+    "readTextFile and readBinaryFile read files of 0, 1, 512 KiB and 512 KiB + 1 bytes and links to them whole",
+    "R1 R2 R4 R16",
+    async (env) => {
+      const sizes = [0, 1, 512 * 1024 - 1, 512 * 1024, 512 * 1024 + 1];
+      for (const size of sizes) {
+        // A leading BOM and a 2-byte character across the 512 KiB boundary, where one read ends.
+        const data = Buffer.alloc(size, 0x61);
+        if (size >= 3) data.set([0xef, 0xbb, 0xbf]);
+        if (size > 512 * 1024) data.set([0xc3, 0xa9], 512 * 1024 - 1);
+        await put(env, `s${size}.bin`, data);
+        if (setup.symlinks) await script(setup, env, `ln -s s${size}.bin l${size}`);
+        for (const name of setup.symlinks ? [`s${size}.bin`, `l${size}`] : [`s${size}.bin`]) {
+          const read = value(await env.readBinaryFile(name, live), `readBinaryFile ${name}`);
+          assert.ok(Buffer.isBuffer(read), `${name} is a Buffer`);
+          assert.ok(Buffer.from(read).equals(data), `${name}: the exact bytes`);
+          assert.equal(value(await env.readTextFile(name, live), `readTextFile ${name}`), data.toString("utf8"), name);
+        }
+      }
+      fails(await env.readTextFile("s1.bin/x", live), belowFile(setup), "below a file", at(env, "s1.bin/x"));
+      fails(await env.readBinaryFile("s1.bin", aborted()), "aborted", "aborted", at(env, "s1.bin"));
+    },
+  );
 
   define("readBinaryFile returns the exact bytes as a Node Buffer", "R2", async (env) => {
     const data = unhex("efbbbf 00 ff 0d0a e282 80");

@@ -82,37 +82,44 @@ export function spillCases(setup: Setup, define: Define): void {
     assert.equal(text.split("\n").length, 15001);
   });
 
-  define("a timed-out or aborted command that spilled carries the spill path", "X30 X26 T4", async (env) => {
-    const timedOut = await run(env, [shell, flag, "seq 1 50; sleep 5"], {
-      timeout: 0.5,
-      spill: { afterBytes: 10, afterLines: 100 },
-    });
-    const timeoutError = execFails(timedOut.result, "timeout", "timeout", "timeout:0.5");
-    assert.equal(
-      Buffer.from(await takeSpill(env, timeoutError.spillPath))
-        .toString()
-        .split("\n").length,
-      51,
-    );
-    const { context, controller } = abortable();
-    const pending = run(
-      env,
-      [shell, flag, "seq 1 50; sleep 5"],
-      { spill: { afterBytes: 10, afterLines: 100 } },
-      context,
-    );
-    await sleep(400);
-    controller.abort();
-    const abortedOut = await pending;
-    const abortError = execFails(abortedOut.result, "aborted", "aborted", "aborted");
-    assert.ok((await takeSpill(env, abortError.spillPath)).length > 10);
-    const quiet = await run(env, [shell, flag, "printf ab; sleep 5"], {
-      timeout: 0.3,
-      spill: { afterBytes: 10, afterLines: 10 },
-    });
-    const quietError = execFails(quiet.result, "timeout", "no spill");
-    assert.equal(quietError.spillPath, undefined, "no spill, no spillPath");
-  });
+  define(
+    "a timed-out or aborted command that spilled carries the spill path",
+    "X30 X26 T4",
+    async (env) => {
+      // The output must be out before the timeout or abort; a Windows shell under Wine can take seconds to start.
+      const [limit, pause] = setup.windows ? [3, 3000] : [0.5, 400];
+      const timedOut = await run(env, [shell, flag, "seq 1 50; sleep 10"], {
+        timeout: limit,
+        spill: { afterBytes: 10, afterLines: 100 },
+      });
+      const timeoutError = execFails(timedOut.result, "timeout", "timeout", `timeout:${limit}`);
+      assert.equal(
+        Buffer.from(await takeSpill(env, timeoutError.spillPath))
+          .toString()
+          .split("\n").length,
+        51,
+      );
+      const { context, controller } = abortable();
+      const pending = run(
+        env,
+        [shell, flag, "seq 1 50; sleep 10"],
+        { spill: { afterBytes: 10, afterLines: 100 } },
+        context,
+      );
+      await sleep(pause);
+      controller.abort();
+      const abortedOut = await pending;
+      const abortError = execFails(abortedOut.result, "aborted", "aborted", "aborted");
+      assert.ok((await takeSpill(env, abortError.spillPath)).length > 10);
+      const quiet = await run(env, [shell, flag, "printf ab; sleep 5"], {
+        timeout: 0.3,
+        spill: { afterBytes: 10, afterLines: 10 },
+      });
+      const quietError = execFails(quiet.result, "timeout", "no spill");
+      assert.equal(quietError.spillPath, undefined, "no spill, no spillPath");
+    },
+    { timeoutMs: setup.windows ? 40_000 : 15_000 },
+  );
 
   define(
     "a spill that meets a callback error reports the callback error without a spill path",

@@ -137,6 +137,15 @@ export function belowFile(setup: Setup): "not_directory" | "not_found" {
   return setup.windows ? "not_found" : "not_directory";
 }
 
+/**
+ * The path a recursive directory creation reports when a file is in the way (`createDir("f.txt/x/y")`, or the
+ * parents of `writeFile("f.txt/x/y")`): POSIX's mkdir names the path it was creating; Node's recursive mkdir on
+ * Windows names the file in the way (WIN2).
+ */
+export function fileInTheWay(setup: Setup, env: ExecutionEnv, file: string, creating: string): string {
+  return setup.windows ? at(env, file) : at(env, creating);
+}
+
 /** The `node:path` flavour of an absolute path: a drive letter means Windows. */
 export function styleOf(path: string): typeof posix {
   return /^[A-Za-z]:[\\/]/.test(path) ? win32 : posix;

@@ -6,9 +6,8 @@
  * time. A negative expectation ("nothing excluded is reported", "nothing after close") is checked once a later,
  * positive change — one the watcher must report after the forbidden one — has been seen.
  */
-import { posix } from "node:path";
 import type { ExecutionEnv, FileError, FileWatcher, WatchChange, WatchTarget } from "@outpost/sdk";
-import { aborted, assert, at, fails, live, put, script, value } from "./support.js";
+import { abortable, aborted, assert, at, fails, live, put, script, styleOf, value } from "./support.js";
 import type { Define, Setup, WatchSettings } from "./types.js";
 
 /** Longest wait for one expected change (Durable's cases use the same). */
@@ -18,14 +17,20 @@ const caseMs = 30_000;
 /** Poll interval of the polling variants. */
 const pollMs = 100;
 
-/** Whether a reported path covers `path`: it is the path or a directory above it. */
+/** Whether a reported path covers `path`: it is the path or a directory above it (in the path's own style). */
 function coversPath(reported: string, path: string): boolean {
-  return reported === path || path.startsWith(reported.endsWith("/") ? reported : `${reported}/`);
+  const sep = styleOf(path).sep;
+  return reported === path || path.startsWith(reported.endsWith(sep) ? reported : `${reported}${sep}`);
 }
 
 /** Whether `change` covers `path`: an overflow, or a reported path at or above it. */
 export function covers(change: WatchChange, path: string): boolean {
   return "overflow" in change || ("paths" in change && change.paths.some((reported) => coversPath(reported, path)));
+}
+
+/** Whether a path is absolute: rooted on POSIX, a drive letter and a separator on Windows (WIN1). */
+function isAbsolute(path: string): boolean {
+  return path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path);
 }
 
 /** Collects what a watcher delivers and lets a case wait for a change, checking WA12's shape on every delivery. */
@@ -44,7 +49,7 @@ export class Recorder {
         this.problems.push(`paths not unique and sorted: ${JSON.stringify(change.paths)}`);
       }
       if (change.paths.length === 0) this.problems.push("an empty paths change");
-      for (const path of change.paths) if (!path.startsWith("/")) this.problems.push(`relative path ${path}`);
+      for (const path of change.paths) if (!isAbsolute(path)) this.problems.push(`relative path ${path}`);
     }
     this.changes.push(change);
     for (const wake of this.#wake.splice(0)) wake();
@@ -419,6 +424,36 @@ export function watchCases(setup: Setup, define: Define): void {
         }
       });
 
+      scenario(
+        "two watchers of one directory under two names both report, whichever closes first",
+        "WA8 WA12",
+        async (env) => {
+          value(await env.createDir("real", undefined, live), "createDir real");
+          await script(setup, env, "ln -s real link");
+          const first = await watching(env, [{ path: "real" }], mode);
+          const second = await watching(env, [{ path: "link" }], mode);
+          try {
+            let from = second.recorder.mark();
+            const fromFirst = first.recorder.mark();
+            await put(env, "real/one.txt", "one");
+            await first.recorder.covered(at(env, "real/one.txt"), "the watcher of the real name", fromFirst);
+            await second.recorder.covered(at(env, "link/one.txt"), "the watcher of the linked name", from);
+            await first.watcher.close(live);
+            from = second.recorder.mark();
+            await put(env, "real/two.txt", "two");
+            await second.recorder.covered(
+              at(env, "link/two.txt"),
+              "the watcher of the linked name after the other closed",
+              from,
+            );
+            second.recorder.check();
+          } finally {
+            await first.watcher.close(live);
+            await second.watcher.close(live);
+          }
+        },
+      );
+
       scenario("symbolic links below a recursive target are not followed", "WA4 WA8", async (env) => {
         await put(env, "outside/x.txt", "x");
         value(await env.createDir("t", undefined, live), "createDir t");
@@ -516,11 +551,12 @@ export function watchCases(setup: Setup, define: Define): void {
       value(await env.createDir("other", undefined, live), "createDir other");
       const { watcher, recorder } = await watching(env, [{ path: "./rel/../f.txt" }], mode);
       try {
-        env.cwd = posix.join(first, "other");
+        env.cwd = styleOf(first).join(first, "other");
         const from = recorder.mark();
-        value(await env.writeFile(posix.join(first, "f.txt"), "x", live), "write in the first cwd");
-        const change = await recorder.covered(posix.join(first, "f.txt"), "the target in the first cwd", from);
-        if ("paths" in change) assert.deepEqual(change.paths, [posix.join(first, "f.txt")], "absolute and normalized");
+        value(await env.writeFile(styleOf(first).join(first, "f.txt"), "x", live), "write in the first cwd");
+        const change = await recorder.covered(styleOf(first).join(first, "f.txt"), "the target in the first cwd", from);
+        if ("paths" in change)
+          assert.deepEqual(change.paths, [styleOf(first).join(first, "f.txt")], "absolute and normalized");
       } finally {
         env.cwd = first;
         await watcher.close(live);
@@ -604,6 +640,22 @@ function budgetCases(define: Define): void {
         } finally {
           await watcher.close(live);
         }
+      },
+      { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
+    );
+
+    define(
+      `watch (${label}): an open that fails reports its failure even when the context was aborted meanwhile`,
+      "WA1 WA5",
+      async (env) => {
+        await put(env, "tree/a/b/f.txt", "f");
+        value(await env.createDir("tree/c", undefined, live), "createDir tree/c");
+        const { context, controller } = abortable();
+        const opening = env.watch([{ path: "tree", recursive: true }], () => {}, context);
+        // The entry checkpoint has passed; the abort lands while the watcher is being opened.
+        controller.abort();
+        const refused = fails(await opening, "invalid", "over the budget, aborted during the open", { none: true });
+        assert.equal(refused.message, "Watched paths exceed 3 directories", "message");
       },
       { timeoutMs: caseMs, settings: { watch: { ...watch, maxDirectories: 3 } } },
     );

@@ -1,0 +1,121 @@
+// The bench is a program, not a timed test: this only checks that it runs (a --quick smoke of the operation and
+// listing rows, without the SSH side) and that its JSON has every row with a finite median per candidate, and that
+// the harness's statistics and round order are right. No timing is asserted.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { measureRow, median, quantile, type RowResult, rotation } from "../bench-harness.js";
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+
+describe("the bench harness", () => {
+  it("takes medians, nearest-rank quantiles and rotates the candidate order once per round", () => {
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(quantile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.99)).toBe(10);
+    expect(quantile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.5)).toBe(5);
+    expect([0, 1, 2, 3].map((round) => rotation(["a", "b", "c"], round).join(""))).toEqual([
+      "abc",
+      "bca",
+      "cab",
+      "abc",
+    ]);
+  });
+
+  it("runs every candidate perRound times per round in rotated order, hooks untimed, failures reported", async () => {
+    const order: string[] = [];
+    const hooks: string[] = [];
+    const row = await measureRow({
+      name: "demo",
+      unit: "µs",
+      rounds: 3,
+      perRound: 2,
+      candidates: [
+        { name: "a", anchor: true, run: async () => order.push("a") },
+        {
+          name: "b",
+          run: async () => order.push("b"),
+          before: async () => hooks.push("before"),
+          after: async () => hooks.push("after"),
+        },
+        {
+          name: "broken",
+          run: async () => {
+            throw new Error("no such thing");
+          },
+        },
+      ],
+    });
+    // One warm-up call each, then rounds: ab, ba, ab (the broken one dropped out at its warm-up).
+    expect(order.join("")).toBe("ab" + "aabb" + "bbaa" + "aabb");
+    expect(hooks).toEqual(Array.from({ length: 7 }, () => ["before", "after"]).flat());
+    expect(row.failed).toEqual({ broken: "no such thing" });
+    expect(Object.keys(row.results)).toEqual(["a", "b"]);
+    expect(row.results.a.rounds).toHaveLength(3);
+    expect(row.anchors).toEqual(["a"]);
+    expect(row.ratios.b.a).toBeCloseTo(row.results.b.median / row.results.a.median, 10);
+  });
+});
+
+describe("tools/bench.ts --quick --json -", () => {
+  it("prints a JSON document with every operation and listing row measured for every candidate", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", "tools/bench.ts", "--quick", "--no-ssh", "--only", "ops,list-files", "--json", "-"],
+      { cwd: repo, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
+    );
+    const document = JSON.parse(stdout) as { meta: { quick: boolean }; rows: RowResult[] };
+    expect(document.meta.quick).toBe(true);
+    // The listing's abort row is there only when the small tree's listing outlasts the 20 ms before the abort.
+    expect(document.rows.slice(0, 14).map((row) => row.row)).toEqual([
+      "fileInfo",
+      "exists",
+      "readTextFile 4 KiB",
+      "readBinaryFile 4 KiB",
+      "writeFile 4 KiB",
+      "listDir 1,000",
+      'exec(["true"])',
+      "hello round trip",
+      "writeFile 1 MiB",
+      "appendFile 1 MiB",
+      "readBinaryFile 1 MiB",
+      "100 concurrent fileInfo",
+      "20 concurrent exec",
+      "listFiles 2,000 files",
+    ]);
+    for (const row of document.rows.slice(0, 13)) {
+      expect(row.failed, row.row).toEqual({});
+      const expected = row.row === "hello round trip" ? ["local", "pipe", "echo"] : ["reference", "local", "pipe"];
+      for (const name of expected) {
+        expect(Number.isFinite(row.results[name]?.median), `${row.row} ${name}`).toBe(true);
+        expect(row.results[name].min).toBeLessThanOrEqual(row.results[name].max);
+      }
+      expect(Object.keys(row.ratios.local ?? {}).length, row.row).toBeGreaterThan(0);
+    }
+    expect(document.rows[13].failed).toEqual({});
+    expect(Number.isFinite(document.rows[13].results.local.median)).toBe(true);
+
+    // --compare of a run with itself: every candidate of every row, unchanged.
+    const dir = await mkdtemp(join(tmpdir(), "outpost-bench-test-"));
+    try {
+      await writeFile(join(dir, "run.json"), stdout);
+      const compared = await run(
+        process.execPath,
+        ["--import", "tsx", "tools/bench.ts", "--compare", join(dir, "run.json"), join(dir, "run.json")],
+        { cwd: repo },
+      );
+      const lines = compared.stdout.trim().split("\n").slice(1);
+      const candidates = document.rows.reduce((sum, row) => sum + Object.keys(row.results).length, 0);
+      expect(lines).toHaveLength(candidates);
+      for (const line of lines) expect(line).toMatch(/ 1\.00x/);
+      expect(compared.stdout).toMatch(/fileInfo \[µs\] +local .* node: (\S+) → \1/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
