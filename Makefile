@@ -84,9 +84,11 @@ test-package: dist sdk
 bench: build
 	node --import tsx tools/bench.ts --json $${BENCH_JSON:-bench-results.json}
 
-## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine)
+## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine);
+## then connectSsh deploying to and driving a Windows agent under Wine (tools/windows/test-ssh-windows.sh), run
+## whatever the first part gave
 test-windows: setup sdk
-	tools/windows/test-windows.sh
+	@status=0; tools/windows/test-windows.sh || status=$$?; tools/windows/test-ssh-windows.sh || status=$$?; exit $$status
 
 ## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
 bench-large: build

@@ -10,6 +10,13 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require mvdan.cc/sh/v3 v3.12.0
+require (
+	github.com/pkg/sftp v1.13.12
+	golang.org/x/crypto v0.59.0
+	mvdan.cc/sh/v3 v3.12.0
+)
 
-require golang.org/x/term v0.32.0 // indirect
+require (
+	github.com/kr/fs v0.1.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
+)

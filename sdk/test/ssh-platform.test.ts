@@ -7,9 +7,11 @@ import { describe, expect, it } from "vitest";
 import { detectPlatformOn } from "../src/ssh/platform.js";
 import type { RemoteAccess } from "../src/ssh/remote-access.js";
 
-function remote(posix: string, windows = ""): RemoteAccess {
+function remote(posix: string, windows = "", cmd = ""): RemoteAccess {
+  const answer = (command: string) =>
+    command.startsWith("powershell") ? windows : command.startsWith("echo OUTPOST-PROBE&") ? cmd : posix;
   return {
-    run: async (command) => ({ stdout: command.startsWith("powershell") ? windows : posix, stderr: "", code: 0 }),
+    run: async (command) => ({ stdout: answer(command), stderr: "", code: 0 }),
     put: async () => {},
     rename: async () => {},
     remove: async () => {},
@@ -24,6 +26,7 @@ describe("detectPlatform", () => {
       platform: "linux",
       arch: "x64",
       home: "/home/u",
+      shell: "posix",
     });
     expect(await detectPlatformOn(remote(probe("Linux", "aarch64", "Android")))).toMatchObject({
       platform: "android",
@@ -46,15 +49,58 @@ describe("detectPlatform", () => {
       platform: "windows",
       arch: "x64",
       home: "C:\\Users\\u",
+      shell: "powershell",
     });
     const gitBash = "OUTPOST-PROBE\nMINGW64_NT-10.0\nx86_64\nMsys\n/c/Users/u\n";
     expect(await detectPlatformOn(remote(gitBash, windows))).toMatchObject({
       platform: "windows",
       home: "C:\\Users\\u",
+      shell: "posix",
     });
     await expect(detectPlatformOn(remote("only noise\n", "more noise"))).rejects.toMatchObject({
       code: "platform",
       message: expect.stringContaining("only noise"),
     });
+  });
+
+  // What cmd.exe prints for CMD_PROBE on Windows 10 (`ver` starts with an empty line there; Wine's prints none).
+  const cmdProbe = (architecture: string, profile: string, cwd = profile) =>
+    `AutoRun noise\r\nOUTPOST-PROBE\r\n\r\nMicrosoft Windows [Version 10.0.19045.3803]\r\n` +
+    `PROCESSOR_ARCHITECTURE=${architecture}\r\nUSERPROFILE=${profile}\r\nOUTPOST-CWD\r\n${cwd}\r\n`;
+
+  it("asks cmd.exe before PowerShell, reading variables as printed (a profile with % ^ & stays as it is)", async () => {
+    const profile = "C:\\Users\\a b%PATH%^&c";
+    expect(await detectPlatformOn(remote("'sh' is not recognized", "", cmdProbe("AMD64", profile)))).toEqual({
+      platform: "windows",
+      arch: "x64",
+      home: profile,
+      shell: "cmd",
+    });
+    expect(await detectPlatformOn(remote("", "", cmdProbe("ARM64", "C:\\Users\\u\\", "c:\\users\\U")))).toEqual({
+      platform: "windows",
+      arch: "arm64",
+      home: "C:\\Users\\u",
+      shell: "cmd",
+    });
+    await expect(detectPlatformOn(remote("", "", cmdProbe("x86", profile)))).rejects.toMatchObject({
+      code: "platform",
+      message: expect.stringContaining("x86"),
+    });
+  });
+
+  it("refuses a Windows session that does not start in %USERPROFILE%, or a profile off a drive", async () => {
+    await expect(
+      detectPlatformOn(remote("", "", cmdProbe("AMD64", "C:\\Users\\u", "C:\\Windows\\system32"))),
+    ).rejects.toMatchObject({ code: "platform", message: expect.stringContaining("%USERPROFILE%") });
+    await expect(detectPlatformOn(remote("", "", cmdProbe("AMD64", "\\\\server\\share\\u")))).rejects.toMatchObject({
+      code: "platform",
+      message: expect.stringContaining("not on a drive"),
+    });
+  });
+
+  it("takes cmd output without a Windows version line as no answer", async () => {
+    const garbled =
+      "OUTPOST-PROBE\r\nPROCESSOR_ARCHITECTURE=AMD64\r\nUSERPROFILE=C:\\Users\\u\r\nOUTPOST-CWD\r\nC:\\Users\\u\r\n";
+    await expect(detectPlatformOn(remote("noise", "", garbled))).rejects.toMatchObject({ code: "platform" });
   });
 });

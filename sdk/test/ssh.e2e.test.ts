@@ -228,6 +228,7 @@ describe("deployment", () => {
       platform: "linux",
       arch: process.arch,
       home: sshd.home,
+      shell: "posix",
     });
   });
 

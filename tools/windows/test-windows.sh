@@ -124,4 +124,5 @@ main() {
     "$runs/rerun-reference.json" "$runs/rerun-agent.json"
 }
 
-main "$@"
+# Sourced (by test-ssh-windows.sh) it only defines the steps above.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

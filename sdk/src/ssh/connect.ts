@@ -19,6 +19,7 @@ import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
+import { windowsAgentPaths, windowsLaunchCommand } from "./windows.js";
 
 /** Options of {@link sshConnection} and {@link connectSsh}. */
 export interface SshConnectOptions extends SshTargetOptions, DeployOptions {
@@ -55,7 +56,7 @@ export interface SshEnvOptions extends SshConnectOptions {
  */
 export const SSH_SESSION_VARIABLES = ["SSH_CLIENT", "SSH_CONNECTION", "SSH2_CLIENT", "SSH_TTY"] as const;
 
-/** The command line that starts the verified agent through the account's shell. */
+/** The command line that starts the verified agent through the account's shell (POSIX). */
 export function launchCommand(agentPath: string, args: readonly string[]): string {
   const unset = SSH_SESSION_VARIABLES.map((name) => `-u ${name}`).join(" ");
   return `exec env ${unset} ${[agentPath, ...args].map(shellQuote).join(" ")}`;
@@ -101,7 +102,15 @@ async function launchOverSsh2(
     const remote = ssh2Access(route.client);
     state.platform ??= await detectPlatformOn(remote);
     state.deployed = await deployOn(remote, state.platform, options);
-    const channel = await execChannel(route, launchCommand(state.deployed.path, args));
+    const command =
+      state.platform.platform === "windows"
+        ? windowsLaunchCommand(
+            windowsAgentPaths(state.platform.home, state.deployed.sha256),
+            args,
+            SSH_SESSION_VARIABLES,
+          )
+        : launchCommand(state.deployed.path, args);
+    const channel = await execChannel(route, command);
     return new SshAgentProcess(route, channel);
   } catch (error) {
     route.close();

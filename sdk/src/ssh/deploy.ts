@@ -2,7 +2,8 @@
  * `deployAgent`: the agent for the remote's platform, uploaded over SFTP to `~/.outpost/bin/outpost-<sha256>`
  * (a temporary name, verified, then renamed into place; mode 0755 in a 0700 directory), and verified by its SHA-256
  * on the remote before every start; after an upload, agents of other versions are removed. No path passes through a
- * remote shell unquoted.
+ * remote shell unquoted. Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
+ * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -11,6 +12,7 @@ import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess } from "./remote-access.js";
 import { afterMarker, shellQuote } from "./remote-command.js";
+import { windowsAgentPaths } from "./windows.js";
 
 /** The local agent binary to deploy and its SHA-256. */
 export interface LocalAgent {
@@ -102,13 +104,22 @@ export function remoteAgentPath(platform: RemotePlatform, sha256: string): strin
   return `${home}/.outpost/bin/outpost-${sha256}`;
 }
 
-async function upload(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
+/** Hashes a remote file: `"missing"` if there is no such regular file. */
+type RemoteHasher = (path: string) => Promise<string>;
+
+async function upload(
+  remote: RemoteAccess,
+  agent: LocalAgent,
+  finalPath: string,
+  options: DeployOptions,
+  hash: RemoteHasher,
+) {
   const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
   // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
   const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
   try {
     await remote.put(agent.path, agent.size, dir, temp, options.onProgress);
-    const uploaded = await remoteHash(remote, temp);
+    const uploaded = await hash(temp);
     if (uploaded !== agent.sha256) {
       throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
     }
@@ -155,18 +166,47 @@ export async function deployOn(
   platform: RemotePlatform,
   options: DeployOptions = {},
 ): Promise<DeployedAgent> {
-  if (platform.platform === "windows") {
-    throw new SshError("platform", "Deploying the Outpost agent to Windows over SSH is not supported yet");
-  }
+  if (platform.platform === "windows") return deployOnWindows(remote, platform, options);
   const agent = await localAgent(platform, options);
   const path = remoteAgentPath(platform, agent.sha256);
-  if ((await remoteHash(remote, path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
-  await upload(remote, agent, path, options);
-  const verified = await remoteHash(remote, path);
+  const hash = (file: string) => remoteHash(remote, file);
+  if ((await hash(path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
+  await upload(remote, agent, path, options, hash);
+  const verified = await hash(path);
   if (verified !== agent.sha256) {
     throw new SshError("deploy", `The agent at ${path} does not verify after upload (sha256 ${verified})`);
   }
   // Best effort: a failed cleanup leaves old files behind, never fails a deployment that worked.
   await removeStaleAgents(remote, path, agent.sha256).catch(() => {});
   return { path, sha256: agent.sha256, uploaded: true };
+}
+
+/**
+ * Windows through cmd.exe (Windows OpenSSH's default shell): the agent goes to
+ * `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe` over SFTP and is verified by hashing its bytes read back over
+ * SFTP, here, before every start. Agents of other versions are not removed on Windows (SSH2 reads `/proc`).
+ */
+async function deployOnWindows(
+  remote: RemoteAccess,
+  platform: RemotePlatform,
+  options: DeployOptions,
+): Promise<DeployedAgent> {
+  const sha256 = remote.sha256?.bind(remote);
+  if (platform.shell !== "cmd" || sha256 === undefined) {
+    const how = platform.shell !== "cmd" ? `a ${platform.shell} shell` : "this transport";
+    throw new SshError(
+      "platform",
+      `Deploying the Outpost agent to Windows through ${how} is not supported (cmd.exe over the ssh2 transport is)`,
+    );
+  }
+  const agent = await localAgent(platform, options);
+  const paths = windowsAgentPaths(platform.home, agent.sha256);
+  const deployed = (uploaded: boolean) => ({ path: paths.path, sha256: agent.sha256, uploaded });
+  if ((await sha256(paths.sftp)) === agent.sha256) return deployed(false);
+  await upload(remote, agent, paths.sftp, options, sha256);
+  const verified = await sha256(paths.sftp);
+  if (verified !== agent.sha256) {
+    throw new SshError("deploy", `The agent at ${paths.path} does not verify after upload (sha256 ${verified})`);
+  }
+  return deployed(true);
 }

@@ -5,6 +5,7 @@
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
 import { afterMarker, shellQuote } from "./remote-command.js";
+import { CMD_PROBE, parseCmdProbe } from "./windows.js";
 
 /** The remote system as far as deployment cares. */
 export interface RemotePlatform {
@@ -12,8 +13,14 @@ export interface RemotePlatform {
   platform: "linux" | "darwin" | "windows" | "android";
   /** `x64` or `arm64`. */
   arch: "x64" | "arm64";
-  /** The account's home directory on the remote (`$HOME`, or PowerShell's `$HOME`). */
+  /** The account's home directory on the remote (`$HOME`, `%USERPROFILE%`, or PowerShell's `$HOME`). */
   home: string;
+  /**
+   * What the SSH server runs commands with: `posix` (a POSIX shell, also Git Bash or Cygwin on Windows), `cmd`
+   * (`cmd.exe /c`, Windows OpenSSH's default) or `powershell` (a PowerShell `DefaultShell`). The agent is deployed
+   * through `posix` and, on Windows, `cmd`.
+   */
+  shell: "posix" | "cmd" | "powershell";
 }
 
 const MARKER = "OUTPOST-PROBE";
@@ -48,28 +55,46 @@ function parseProbe(stdout: string): Probe | undefined {
   return { system, machine, os, home };
 }
 
-async function windowsProbe(remote: RemoteAccess): Promise<Probe | undefined> {
+/** Windows' facts from PowerShell (the shell is the caller's to say). */
+async function windowsProbe(remote: RemoteAccess): Promise<Omit<RemotePlatform, "shell"> | undefined> {
   const encoded = Buffer.from(WINDOWS_PROBE, "utf16le").toString("base64");
   const output = await remote.run(`powershell -NoProfile -NonInteractive -EncodedCommand ${encoded}`);
-  return parseProbe(output.stdout);
+  const probe = parseProbe(output.stdout);
+  if (probe === undefined || probe.system !== "Windows") return undefined;
+  return { platform: "windows", arch: mapArch(probe.machine), home: probe.home };
 }
 
-/** Identifies the remote system; fails with a `platform` {@link SshError} for a garbled probe or an unsupported one. */
+/** Windows OpenSSH's default: commands run with `cmd.exe /c`. */
+async function cmdProbe(remote: RemoteAccess): Promise<RemotePlatform | undefined> {
+  const found = parseCmdProbe((await remote.run(CMD_PROBE)).stdout);
+  if (found === undefined) return undefined;
+  return { platform: "windows", arch: mapArch(found.machine), home: found.home, shell: "cmd" };
+}
+
+/**
+ * Identifies the remote system: a POSIX shell first, then cmd, then PowerShell. Fails with a `platform`
+ * {@link SshError} for a garbled probe or an unsupported system.
+ */
 export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlatform> {
   const posix = await remote.run(`sh -c ${shellQuote(POSIX_PROBE)}`);
-  let probe = parseProbe(posix.stdout);
-  // Git Bash or Cygwin as the account's shell: Windows' own facts come from PowerShell.
-  if (probe === undefined || /^(MINGW|MSYS|CYGWIN)/i.test(probe.system)) {
-    probe = (await windowsProbe(remote).catch(() => undefined)) ?? probe;
-  }
+  const probe = parseProbe(posix.stdout);
   if (probe === undefined) {
+    const viaCmd = await cmdProbe(remote);
+    if (viaCmd !== undefined) return viaCmd;
+    const viaPowershell = await windowsProbe(remote).catch(() => undefined);
+    if (viaPowershell !== undefined) return { ...viaPowershell, shell: "powershell" };
     const shown = `${posix.stdout}${posix.stderr}`.trim().slice(-400);
     throw new SshError("platform", `Cannot identify the remote system: the probe printed ${JSON.stringify(shown)}`);
   }
+  // Git Bash or Cygwin as the account's shell: Windows' own facts come from PowerShell.
+  if (/^(MINGW|MSYS|CYGWIN)/i.test(probe.system)) {
+    const windows = await windowsProbe(remote).catch(() => undefined);
+    if (windows !== undefined) return { ...windows, shell: "posix" };
+  }
   const arch = mapArch(probe.machine);
-  if (probe.system === "Windows") return { platform: "windows", arch, home: probe.home };
-  if (probe.system === "Darwin") return { platform: "darwin", arch, home: probe.home };
+  const shell = "posix";
+  if (probe.system === "Darwin") return { platform: "darwin", arch, home: probe.home, shell };
   if (probe.system === "Linux")
-    return { platform: probe.os === "Android" ? "android" : "linux", arch, home: probe.home };
+    return { platform: probe.os === "Android" ? "android" : "linux", arch, home: probe.home, shell };
   throw new SshError("platform", `Unsupported remote system: ${JSON.stringify(probe.system)}`);
 }

@@ -2,6 +2,7 @@
  * What the bootstrap needs from a transport — run a short command through the account's shell, put a file, rename
  * and remove one — and its `ssh2` implementation (exec channels and SFTP on one connection).
  */
+import { createHash } from "node:crypto";
 import type { Client, SFTPWrapper } from "ssh2";
 import { SshError } from "./errors.js";
 import { type RemoteOutput, runRemote, whileConnected } from "./remote-command.js";
@@ -25,6 +26,11 @@ export interface RemoteAccess {
   rename(from: string, to: string): Promise<void>;
   /** Removes a file, ignoring a missing one. */
   remove(path: string): Promise<void>;
+  /**
+   * The SHA-256 of a remote file computed here from its bytes read back over SFTP (no remote program is trusted),
+   * `"missing"` if there is no such regular file. Transports without SFTP do not offer it.
+   */
+  sha256?(path: string): Promise<string>;
 }
 
 function openSftp(client: Client): Promise<SFTPWrapper> {
@@ -66,6 +72,30 @@ async function withSftp<T>(client: Client, use: (sftp: SFTPWrapper) => Promise<T
   }
 }
 
+const NO_SUCH_FILE = 2;
+
+/** Hashes the remote file as it streams in; a missing path or one that is not a regular file is `"missing"`. */
+async function sftpSha256(sftp: SFTPWrapper, path: string): Promise<string> {
+  const regular = await new Promise<boolean>((resolve, reject) =>
+    sftp.stat(path, (error, stats) => {
+      if (!error) resolve(stats.isFile());
+      else if ((error as Error & { code?: unknown }).code === NO_SUCH_FILE) resolve(false);
+      else reject(new SshError("deploy", `Cannot stat ${path}: ${error.message}`, error));
+    }),
+  );
+  if (!regular) return "missing";
+  const hash = createHash("sha256");
+  await new Promise<void>((resolve, reject) => {
+    const stream = sftp.createReadStream(path);
+    stream.on("data", (chunk: Buffer) => hash.update(chunk));
+    stream.on("error", (error: Error) =>
+      reject(new SshError("deploy", `Cannot read ${path}: ${error.message}`, error)),
+    );
+    stream.on("end", () => resolve());
+  });
+  return hash.digest("hex");
+}
+
 /** {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops. */
 export function ssh2Access(client: Client): RemoteAccess {
   return {
@@ -99,6 +129,11 @@ export function ssh2Access(client: Client): RemoteAccess {
       whileConnected(
         client,
         withSftp(client, (sftp) => new Promise<void>((resolve) => sftp.unlink(path, () => resolve()))),
+      ),
+    sha256: (path) =>
+      whileConnected(
+        client,
+        withSftp(client, (sftp) => sftpSha256(sftp, path)),
       ),
   };
 }
