@@ -46,7 +46,8 @@ process.env.TMP = sandboxTmp;
 let connection: Connection | undefined;
 
 function envFor(cwd: string, settings: EnvSettings | undefined): ExecutionEnv & { close?: () => Promise<void> } {
-  const options = { cwd, shellPath: settings?.shellPath, shellEnv: settings?.shellEnv };
+  // The watch cases force a mode, a poll interval and a directory budget through settings.watch.
+  const options = { cwd, shellPath: settings?.shellPath, shellEnv: settings?.shellEnv, watch: settings?.watch };
   if (targetName === "reference") return new NodeExecutionEnv(options);
   connection ??= new Connection({ command: [agentPath] });
   return new RemoteExecutionEnv({ connection, id: "outpost:windows", ...options });

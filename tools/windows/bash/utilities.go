@@ -33,6 +33,7 @@ var utilityTable = map[string]utility{
 	"seq":       seq,
 	"sleep":     sleep,
 	"touch":     touch,
+	"yes":       yes,
 }
 
 // utilities is the exec middleware: known utilities run in-process; others go to PATH when `external`
@@ -227,6 +228,22 @@ func touch(_ context.Context, hc interp.HandlerContext, args []string) error {
 		file.Close()
 		if err := os.Chtimes(path, now, now); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// yes writes its arguments joined by spaces (or "y") and a newline, over and over, until the reader goes away.
+func yes(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	line := "y\n"
+	if len(args) > 0 {
+		line = strings.Join(args, " ") + "\n"
+	}
+	// Many lines per write: the windowed case reads megabytes of it.
+	chunk := []byte(strings.Repeat(line, 1+65536/len(line)))
+	for ctx.Err() == nil {
+		if _, err := hc.Stdout.Write(chunk); err != nil {
+			return nil // The reader closed the pipe, as with SIGPIPE: not an error of yes.
 		}
 	}
 	return nil
