@@ -15,6 +15,7 @@ import type {
   TextLineReader,
 } from "@outpost/sdk";
 import fc from "fast-check";
+import { HUNG, withDeadline } from "./harness.js";
 import type { Normalizer } from "./normalize.js";
 import {
   BIG_CONTENT_KEYS,
@@ -360,6 +361,44 @@ export async function closeAll(state: SequenceState): Promise<void> {
       readers[index] = undefined;
     }
   }
+}
+
+/** One step of a sequence's trace: which operation, and what it returned. */
+export interface Step {
+  step: number;
+  op: string;
+  result: unknown;
+}
+
+/**
+ * Runs `ops` in order on `state` and returns the trace, then closes every reader left open. An operation that
+ * does not settle within `deadlineMs` is recorded as `HUNG` and ends the sequence; one that throws is recorded
+ * with what it threw (operations return Results, so a throw is itself a divergence worth seeing). `onStep` runs
+ * after every executed operation.
+ */
+export async function runSequence(
+  state: SequenceState,
+  ops: readonly Op[],
+  deadlineMs: number,
+  onStep: () => void = () => undefined,
+): Promise<Step[]> {
+  const steps: Step[] = [];
+  try {
+    for (const [index, op] of ops.entries()) {
+      let result: unknown;
+      try {
+        result = await withDeadline(runOp(state, op), deadlineMs);
+      } catch (error) {
+        result = { threw: state.normalizer.value(error), message: String((error as Error)?.message) };
+      }
+      onStep();
+      steps.push({ step: index + 1, op: describeOp(op), result });
+      if (result === HUNG) break;
+    }
+  } finally {
+    await withDeadline(closeAll(state), deadlineMs).catch(() => undefined);
+  }
+  return steps;
 }
 
 /** Runs one operation and returns its normalized observation. */

@@ -9,8 +9,8 @@ import { chmodSync, type Dirent, mkdirSync, readdirSync, writeFileSync } from "n
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import { HUNG, propertyTest, withDeadline } from "./harness.js";
-import { closeAll, describeOp, newState, type Op, runOp, sequenceArbitrary } from "./ops.js";
+import { propertyTest } from "./harness.js";
+import { describeOp, newState, type Op, runSequence, sequenceArbitrary } from "./ops.js";
 import { PERMISSION_MODES, PERMISSION_PATHS } from "./pools.js";
 import { propertyFixture, type Target } from "./targets.js";
 
@@ -62,24 +62,12 @@ async function trace(target: Target, modes: Modes, ops: readonly Op[], label: st
   const root = fixture.sandbox.root(label);
   makeTree(root, modes);
   const state = newState(target.at(root), root, fixture.sandbox.normalizer(root));
-  const steps: unknown[] = [];
   try {
-    for (const [index, op] of ops.entries()) {
-      let result: unknown;
-      try {
-        result = await withDeadline(runOp(state, op), OP_DEADLINE_MS);
-      } catch (error) {
-        result = { threw: state.normalizer.value(error), message: String((error as Error)?.message) };
-      }
-      steps.push({ step: index + 1, op: describeOp(op), result });
-      if (result === HUNG) break;
-    }
+    return await runSequence(state, ops, OP_DEADLINE_MS);
   } finally {
-    await withDeadline(closeAll(state), OP_DEADLINE_MS).catch(() => undefined);
     reopen(root);
     fixture.sandbox.drop(root);
   }
-  return steps;
 }
 
 const modesArbitrary = fc.array(fc.constantFrom(...PERMISSION_MODES), {

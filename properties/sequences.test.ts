@@ -6,9 +6,9 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { HUNG, propertyTest, truncate, withDeadline } from "./harness.js";
+import { propertyTest, truncate, withDeadline } from "./harness.js";
 import { withoutMessages } from "./normalize.js";
-import { closeAll, describeOp, newState, type Op, runOp, sequenceArbitrary } from "./ops.js";
+import { describeOp, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
 import { propertyFixture, type Target } from "./targets.js";
 
 /** Most blocks (an operation, a reader block or concurrent reads) after the prelude of a sequence. */
@@ -21,13 +21,6 @@ const BASE_TIME_MS = 40_000;
 const OP_DEADLINE_MS = 15_000;
 /** Time spent dropping unneeded operations from a shrunk counterexample. */
 const MINIMIZE_MS = 30_000;
-
-/** One step of a trace: which operation, and what it returned. */
-interface Step {
-  step: number;
-  op: string;
-  result: unknown;
-}
 
 const fixture = propertyFixture();
 const { reference, targets } = fixture;
@@ -52,25 +45,11 @@ function trace(target: Target, ops: readonly Op[], label: string, messages = fal
 async function traceNow(target: Target, ops: readonly Op[], label: string, messages: boolean): Promise<Step[]> {
   const root = fixture.sandbox.root(label);
   const state = newState(target.at(root), root, fixture.sandbox.normalizer(root, { messages }));
-  const steps: Step[] = [];
   try {
-    for (const [index, op] of ops.entries()) {
-      let result: unknown;
-      try {
-        result = await withDeadline(runOp(state, op), OP_DEADLINE_MS);
-      } catch (error) {
-        // Operations return Results; a throw is itself a divergence worth seeing.
-        result = { threw: state.normalizer.value(error), message: String((error as Error)?.message) };
-      }
-      executed.set(target, (executed.get(target) ?? 0) + 1);
-      steps.push({ step: index + 1, op: describeOp(op), result });
-      if (result === HUNG) break;
-    }
+    return await runSequence(state, ops, OP_DEADLINE_MS, () => executed.set(target, (executed.get(target) ?? 0) + 1));
   } finally {
-    await withDeadline(closeAll(state), OP_DEADLINE_MS).catch(() => undefined);
     fixture.sandbox.drop(root);
   }
-  return steps;
 }
 
 function renderSequence(ops: readonly Op[]): string {

@@ -29,7 +29,7 @@ import {
 import { HostKeyChangedError, HostKeyUnknownError, SshError } from "../src/ssh/errors.js";
 import { opensshCommand, runSsh } from "../src/ssh/openssh.js";
 import { resolveRoute, type SshTargetOptions } from "../src/ssh/target.js";
-import type { ExecutionEnv } from "../src/types.js";
+import { output, sha256Of } from "./fixtures/env-output.js";
 import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
 
 const run = promisify(execFile);
@@ -65,19 +65,6 @@ async function trusted(server: Sshd = sshd): Promise<SshEnvOptions> {
   const options = fresh(server);
   getOrThrow(await acceptHostKey(server.target, server.fingerprint, options));
   return options;
-}
-
-async function output(env: ExecutionEnv, command: string): Promise<string> {
-  let text = "";
-  const result = await env.exec(command, { onOutput: (chunk) => (text += chunk) }, none);
-  expect(result.ok).toBe(true);
-  return text;
-}
-
-async function sha256Of(path: string): Promise<string> {
-  return createHash("sha256")
-    .update(await readFile(path))
-    .digest("hex");
 }
 
 function agentPathIn(home: string): string {

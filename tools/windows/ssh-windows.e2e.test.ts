@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOrThrow } from "../../sdk/src/result.js";
 import { acceptHostKey, connectSsh, deployAgent, type SshEnvOptions } from "../../sdk/src/ssh/connect.js";
 import { SshError } from "../../sdk/src/ssh/errors.js";
-import type { ExecutionEnv } from "../../sdk/src/types.js";
+import { output, sha256Of } from "../../sdk/test/fixtures/env-output.js";
 import { isolateHome } from "../../sdk/test/fixtures/sshd.js";
 
 const run = promisify(execFile);
@@ -132,19 +132,6 @@ async function trusted(): Promise<SshEnvOptions> {
   return options;
 }
 
-async function output(env: ExecutionEnv, command: string): Promise<string> {
-  let text = "";
-  const result = await env.exec(command, { onOutput: (chunk) => (text += chunk) }, none);
-  expect(result.ok).toBe(true);
-  return text;
-}
-
-async function shaOnLinux(path: string): Promise<string> {
-  return createHash("sha256")
-    .update(await readFile(path))
-    .digest("hex");
-}
-
 describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under Wine)", () => {
   it("detects Windows, deploys the agent under %USERPROFILE%, and drives it; the next start verifies only", async () => {
     const options = await trusted();
@@ -155,7 +142,7 @@ describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under 
     expect(env.platform).toEqual({ platform: "windows", arch: "x64", home: profile, shell: "cmd" });
     const agentPath = `${profile}\\.outpost\\bin\\outpost-${agentSha}.exe`;
     expect(env.connection.deployed()).toEqual({ path: agentPath, sha256: agentSha, uploaded: true });
-    expect(await shaOnLinux(agentOnLinux)).toBe(agentSha);
+    expect(await sha256Of(agentOnLinux)).toBe(agentSha);
     expect(progress.at(-1)).toEqual([agentBytes.length, agentBytes.length]);
 
     // Through the Windows agent: a file operation, and a command (the env's cwd is the profile).
@@ -185,7 +172,7 @@ describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under 
       await writeFile(agentOnLinux, tampered);
       const env = getOrThrow(await connectSsh(target, options));
       expect(env.connection.deployed()?.uploaded).toBe(true);
-      expect(await shaOnLinux(agentOnLinux)).toBe(agentSha);
+      expect(await sha256Of(agentOnLinux)).toBe(agentSha);
       expect(await output(env, "echo replaced")).toBe("replaced\n");
       await env.close();
     }
@@ -204,7 +191,7 @@ describe("connectSsh to Windows through cmd.exe (Windows OpenSSH stand-in under 
     if (!lost.ok) expect(lost.error.code).toBe("unknown");
     expect(await output(env, "echo after")).toBe("after\n");
     expect(env.connection.deployed()?.uploaded).toBe(true);
-    expect(await shaOnLinux(agentOnLinux)).toBe(agentSha);
+    expect(await sha256Of(agentOnLinux)).toBe(agentSha);
     await env.close();
   });
 
