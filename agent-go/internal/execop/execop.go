@@ -142,7 +142,7 @@ func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
 	}
 	// A cancel that arrived before the request attached: never spawn.
 	if control.Aborted() {
-		return proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"}
+		return proto.Reply{}, proto.Aborted("aborted")
 	}
 	if r.isClosed() {
 		return proto.Reply{}, &proto.Failure{Code: "spawn_error", Message: "the agent is shutting down"}
@@ -293,7 +293,7 @@ func (c *command) result(exitCode int, spillErr error) (proto.Reply, error) {
 	case c.timedOut:
 		return proto.Reply{}, withPath(&proto.Failure{Code: "timeout", Message: "timeout"})
 	case c.aborted:
-		return proto.Reply{}, withPath(&proto.Failure{Code: "aborted", Message: "aborted"})
+		return proto.Reply{}, withPath(proto.Aborted("aborted"))
 	case spillErr != nil:
 		return proto.Reply{}, &proto.Failure{Code: "unknown", Message: "Failed to preserve complete shell output: " + spillErr.Error()}
 	case c.out.deliveryErr != nil:

@@ -240,8 +240,8 @@ func (o *Ops) scanLines(call *proto.Call) (proto.Reply, error) {
 		if o.afterScanRead != nil {
 			o.afterScanRead(n)
 		}
-		if call.Control != nil && call.Control.Aborted() {
-			return fail(&proto.Failure{Code: "aborted", Message: "aborted"})
+		if call.Aborted() {
+			return fail(proto.Aborted("aborted"))
 		}
 		if n == 0 {
 			break

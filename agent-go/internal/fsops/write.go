@@ -30,8 +30,8 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 			return fail(f)
 		}
 		// The env's checkpoint after creating the parent (spec/semantics.md A3): nothing is opened.
-		if cancelled(call) {
-			return fail(&proto.Failure{Code: "aborted", Message: "aborted"})
+		if call.Aborted() {
+			return fail(proto.Aborted("aborted"))
 		}
 	}
 	// A handle that cannot be kept must be refused before the file is created or truncated.
@@ -44,9 +44,9 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 	}
 	// Node's writeFile checks its signal once the file is open, before the first write (the file stays created
 	// or truncated); appendFile runs without a signal. An open can wait (a FIFO without a reader).
-	if !appendTo && cancelled(call) {
+	if !appendTo && call.Aborted() {
 		_ = file.Close()
-		return fail(&proto.Failure{Code: "aborted", Message: "The operation was aborted"})
+		return fail(proto.Aborted("The operation was aborted"))
 	}
 	if err := writeAll(file, call.Payload); err != nil {
 		_ = file.Close()
@@ -64,9 +64,6 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 	}
 	return ok(handleReply{Handle: id})
 }
-
-// cancelled reports whether a cancel frame reached the request.
-func cancelled(call *proto.Call) bool { return call.Control != nil && call.Control.Aborted() }
 
 type handleReply struct {
 	Handle uint64 `json:"handle"`
@@ -152,7 +149,7 @@ func (h *fileHandle) drain() {
 			h.mu.Lock()
 			h.poisoned = true
 			h.mu.Unlock()
-			job.done(proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"})
+			job.done(proto.Reply{}, proto.Aborted("aborted"))
 			continue
 		}
 		if err := writeAll(h.file, job.payload); err != nil {

@@ -166,7 +166,7 @@ func run(call *proto.Call, root string, opts Options, limit int) (proto.Reply, e
 	}
 	if err != nil {
 		if errors.Is(err, errStopped) || call.Control.Aborted() {
-			return proto.Reply{}, &proto.Failure{Code: "aborted", Message: "aborted"}
+			return proto.Reply{}, proto.Aborted("aborted")
 		}
 		return proto.Reply{}, err
 	}

@@ -49,6 +49,11 @@ func Invalid(message string) *Failure {
 	return &Failure{Code: "EINVAL", Message: message}
 }
 
+// Aborted builds the failure of a request its cancel frame stopped.
+func Aborted(message string) *Failure {
+	return &Failure{Code: "aborted", Message: message}
+}
+
 // Control is what a cancel frame reaches. It is registered before the request is queued, so a cancel right
 // behind its request is never lost.
 type Control struct {
@@ -132,6 +137,9 @@ type Call struct {
 	OnRelease   func()
 	releaseOnce sync.Once
 }
+
+// Aborted reports whether a cancel frame reached the call (a call made without a Control never is).
+func (c *Call) Aborted() bool { return c.Control != nil && c.Control.Aborted() }
 
 // Release drops the request's frame (Args and Payload) and returns its bytes to the connection's payload
 // budget. A handler that runs long (exec) calls it as soon as it has parsed what it needs; the server calls it
