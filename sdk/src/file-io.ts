@@ -63,7 +63,7 @@ async function openForReadFile(
   }
   const handle = RemoteHandle.fromReply(link, reply);
   try {
-    if (isAborted(signal)) throw abortedError(path, NODE_ABORTED_MESSAGE);
+    checkpoint(signal, path);
     if (isWireObject(reply.json.statError)) throw fileErrorFromFields(reply.json.statError, path);
     if (!isWireObject(reply.json.stat)) throw new Error("Malformed agent reply: 'open' without 'stat'");
     const stat = parseInfo(reply.json.stat);
