@@ -224,6 +224,11 @@ export class RemoteDirReader implements DirReader {
   /** The agent reported the end; the reader reports it once a page comes up short, as Node's loop would. */
   #endSeen = false;
   #done = false;
+  /**
+   * Entries the agent sent that no page has taken yet: a failing entry ends a page, and those after it belong to
+   * the next one, as in Node's loop, which reads one entry at a time.
+   */
+  #pending: WireEntry[] = [];
 
   constructor(handle: RemoteHandle, path: string, rules: PathRules) {
     this.#handle = handle;
@@ -240,21 +245,25 @@ export class RemoteDirReader implements DirReader {
     }
     const entries: FileInfo[] = [];
     while (entries.length < maxEntries && !this.#done) {
-      if (this.#endSeen) {
-        // Node learns of the end only by asking for one more entry, which it does only while the page has room.
-        this.#done = true;
-        break;
+      const entry = this.#pending.shift();
+      if (entry === undefined) {
+        if (this.#endSeen) {
+          // Node learns of the end only by asking for one more entry, which it does only while the page has room.
+          this.#done = true;
+          break;
+        }
+        const page = await this.#fetch(maxEntries - entries.length);
+        if (!page.ok) return page;
+        this.#pending = page.value.entries;
+        // An empty page that does not say "done" would repeat forever; it can only mean the end.
+        if (page.value.done || page.value.entries.length === 0) this.#endSeen = true;
+        continue;
       }
-      const page = await this.#fetch(maxEntries - entries.length);
-      if (!page.ok) return page;
-      if (page.value.entries.length > 0 && isAborted(signal)) return err(abortedError(this.#path));
-      for (const entry of page.value.entries) {
-        const kept = this.#entryInfo(entry);
-        if (kept instanceof FileError) return err(kept);
-        if (kept !== undefined) entries.push(kept);
-      }
-      // An empty page that does not say "done" would repeat forever; it can only mean the end.
-      if (page.value.done || page.value.entries.length === 0) this.#endSeen = true;
+      // Node checks after reading each entry: an abort loses the entry just read, not the ones after it.
+      if (isAborted(signal)) return err(abortedError(this.#path));
+      const kept = this.#entryInfo(entry);
+      if (kept instanceof FileError) return err(kept);
+      if (kept !== undefined) entries.push(kept);
     }
     return ok({ entries, done: this.#done });
   }

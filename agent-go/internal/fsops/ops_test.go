@@ -524,6 +524,28 @@ func TestRmRecursive(t *testing.T) {
 	}
 }
 
+// A recursive remove visits children in the order Node's rimraf gets them from libuv's scandir, sorted by their
+// bytes, so that of several failing children it reports the one Node reports (regression: the directory's own
+// order reported dir/sub where Node reported dir/c.txt).
+func TestRmVisitsChildrenInScandirOrder(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	var want []string
+	for _, i := range r.Perm(64) {
+		name := fmt.Sprintf("n%02d\xff%c", i, 'a'+i%26)
+		writeFile(t, filepath.Join(root, name), "x")
+		want = append(want, name)
+	}
+	sort.Strings(want)
+	got, err := listNames(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("children in order %q; want byte order %q", got, want)
+	}
+}
+
 func TestScanLines(t *testing.T) {
 	root := t.TempDir()
 	r := rand.New(rand.NewPCG(8, 9))

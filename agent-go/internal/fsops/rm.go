@@ -3,6 +3,7 @@ package fsops
 import (
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
@@ -67,6 +68,11 @@ func removeTree(path string) *proto.Failure {
 
 // removeDir removes a directory: rmdir, and when it is not empty, every child (all are attempted; the first
 // failure is reported), then rmdir again. ENOTDIR reports the failure that led here, if any.
+//
+// Node's rimraf removes the children concurrently and reports whichever failure completes first. It lists them
+// with libuv's scandir, which sorts names with strcmp on POSIX, so the first failure is almost always the first
+// failing child in byte order (measured: 28 of 30 with ties, 30 of 30 when the other failure lies deeper); the
+// children are visited in that order here (listNames).
 func removeDir(path string, cause *proto.Failure) *proto.Failure {
 	err := removeDirectory(path)
 	switch code := errno.Code(err); code {
@@ -102,8 +108,18 @@ func removeDir(path string, cause *proto.Failure) *proto.Failure {
 	return nil
 }
 
-// listNames returns every entry name of a directory, raw (not decoded), without . and ..
+// listNames returns every entry name of a directory, raw (not decoded), without . and .., in the order libuv's
+// scandir gives Node: sorted by their bytes on POSIX, the directory's own order on Windows.
 func listNames(path string) ([]string, error) {
+	names, err := readNames(path)
+	if err == nil && !onWindows {
+		slices.Sort(names) // Go compares strings by their bytes, as strcmp does
+	}
+	return names, err
+}
+
+// readNames returns every entry name of a directory in the directory's own order.
+func readNames(path string) ([]string, error) {
 	dir, err := openDirectory(path)
 	if err != nil {
 		return nil, err

@@ -152,6 +152,50 @@ export function permissionCases(setup: Setup, define: Define): void {
     });
   });
 
+  each("a directory reader fails at each entry it cannot look up and goes on after it", "D5 E2", async (env) => {
+    await put(env, "unsearchable/c.txt", "c");
+    await put(env, "unsearchable/sub/d.bin", "d");
+    await withModes(setup, env, { unsearchable: "444" }, async () => {
+      const reader = value(await env.openDirReader("unsearchable", live), "open");
+      try {
+        // A directory that can be read but not searched: every entry's lstat fails, each one ends a page.
+        const failed: string[] = [];
+        for (const max of [2, 1]) {
+          const error = fails(await reader.next(max, live), "permission_denied", `next(${max})`);
+          assert.equal(error.message, denied("lstat", String(error.path)), `next(${max}): message`);
+          failed.push(String(error.path));
+        }
+        assert.deepEqual(failed.sort(), [at(env, "unsearchable", "c.txt"), at(env, "unsearchable", "sub")]);
+        assert.deepEqual(value(await reader.next(1, live), "after both"), { entries: [], done: true });
+      } finally {
+        await reader.close(live);
+      }
+    });
+  });
+
+  each(
+    "a recursive remove failing in several places reports the failure that completes first in Node",
+    "M5 E2",
+    async (env) => {
+      // Node's rimraf removes the children of a directory concurrently, taking them in byte order, and reports
+      // the first failure to complete: a/x fails after five steps (lstat, rmdir, scandir, lstat, unlink), b/c/y
+      // after eight. `b` comes before `a` in ext4's hash order and in tmpfs's, so the directory's own order
+      // would report b/c/y.
+      await put(env, "multi/a/x", "x");
+      await put(env, "multi/b/c/y", "y");
+      await withModes(setup, env, { "multi/a": "555", "multi/b/c": "555" }, async () => {
+        const p = (...names: string[]) => at(env, "multi", ...names);
+        deniedAt(
+          await env.remove("multi", { recursive: true }, live),
+          "remove recursive",
+          p("a", "x"),
+          denied("unlink", p("a", "x")),
+        );
+        assert.equal(value(await env.readTextFile("multi/b/c/y", live), "the deeper file is still there"), "y");
+      });
+    },
+  );
+
   for (const { label, watch } of [
     { label: "native", watch: { mode: "native" as const } },
     { label: "polling", watch: { mode: "polling" as const, pollIntervalMs: 100 } },

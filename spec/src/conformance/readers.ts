@@ -222,6 +222,18 @@ export function readerCases(setup: Setup, define: Define): void {
     await reader.close(live);
   });
 
+  define("an abort while a directory page is read loses only the entry being read", "D5 A3", async (env) => {
+    for (const name of ["a", "b", "c", "d"]) await put(env, `dir/${name}`, name);
+    const reader = value(await env.openDirReader("dir", live), "open");
+    const controller = new AbortController();
+    const page = reader.next(10, { abortSignal: controller.signal });
+    controller.abort(); // while the page is being read: Node checks after each entry it reads
+    fails(await page, "aborted", "the aborted page", at(env, "dir"));
+    const rest = await allPages(reader, 10);
+    assert.equal(rest.flat().length, 3, "the three entries after the lost one are still read");
+    await reader.close(live);
+  });
+
   define("directory reader reports the end and refuses use after close", "D5 R15 A4", async (env) => {
     value(await env.createDir("empty", undefined, live), "createDir");
     const reader = value(await env.openDirReader("empty", live), "open");
