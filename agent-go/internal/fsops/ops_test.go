@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/outpost-dev/outpost/agent-go/internal/linescan"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
@@ -543,6 +545,67 @@ func TestRmVisitsChildrenInScandirOrder(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("children in order %q; want byte order %q", got, want)
+	}
+}
+
+// makeImmutable sets FS_IMMUTABLE_FL on path, so that even root cannot unlink it (EPERM), and clears it when the
+// test ends. Tests that need failing removals as root use it.
+func makeImmutable(t *testing.T, path string) {
+	t.Helper()
+	set := func(flags int) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, flags)
+	}
+	const immutable = 0x10 // FS_IMMUTABLE_FL in linux/fs.h (x/sys does not name it)
+	if err := set(immutable); err != nil {
+		t.Skipf("cannot make %s immutable here (needs CAP_LINUX_IMMUTABLE and ext4, xfs or btrfs): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := set(0); err != nil {
+			t.Errorf("clearing the immutable flag of %s: %v", path, err)
+		}
+	})
+}
+
+// Of several failures in a recursive remove, the one Node's concurrent rimraf completes first is reported: the
+// fewest steps away, then (Outpost's choice where Node's race decides) the first in byte order (M5). An immutable
+// file fails as Node 20 reports it as root: unlink EPERM, so rimraf tries rmdir (EPERM again, taken for "not
+// empty"), then scandir fails ENOTDIR. Observed with `chattr +i`: 10 of 10 runs reported b/x in the first case, z in
+// the third; the tie of the second went 10 to 10.
+func TestRmReportsTheFailureNodeCompletesFirst(t *testing.T) {
+	cases := []struct {
+		name      string
+		immutable []string
+		want      string
+	}{
+		{"fewer steps wins over byte order", []string{"a/c/y", "b/x"}, "b/x"},
+		{"byte order breaks a tie", []string{"b/x", "a/x"}, "a/x"},
+		{"a failure beside a deep success", []string{"z"}, "z"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, dir := range []string{"a/c", "b", "d/e/f"} {
+				if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, file := range []string{"a/c/y", "a/x", "b/x", "d/e/f/g", "z"} {
+				writeFile(t, filepath.Join(root, file), file)
+			}
+			for _, file := range c.immutable {
+				makeImmutable(t, filepath.Join(root, file))
+			}
+			run(t, New(), "rm", map[string]any{"path": root, "recursive": true}, nil).
+				expectFailure(t, "ENOTDIR", "scandir", filepath.Join(root, c.want), "")
+			if _, err := os.Lstat(filepath.Join(root, "d")); !os.IsNotExist(err) {
+				t.Fatalf("the subtree that could go is still there: %v", err)
+			}
+		})
 	}
 }
 
