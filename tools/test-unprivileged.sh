@@ -59,8 +59,8 @@ else
   chown -R "$account:" "$work/repo/node_modules"
 fi
 
-# A clean environment: only what node, npx and the tests need (and a property replay's seed and path).
+# A clean environment: only what node, npx and the tests need (and a property run's budget scale, seed and path).
 setpriv --reuid="$account" --regid="$account" --init-groups --reset-env \
   env HOME="$home" PATH="$PATH" TMPDIR="$work/tmp" ${LANG:+LANG="$LANG"} ${CI:+CI="$CI"} \
-  ${OUTPOST_PROP_SEED:+OUTPOST_PROP_SEED="$OUTPOST_PROP_SEED"} ${OUTPOST_PROP_PATH:+OUTPOST_PROP_PATH="$OUTPOST_PROP_PATH"} \
+  ${NUM_RUNS_SCALE:+NUM_RUNS_SCALE="$NUM_RUNS_SCALE"} ${OUTPOST_PROP_SEED:+OUTPOST_PROP_SEED="$OUTPOST_PROP_SEED"} ${OUTPOST_PROP_PATH:+OUTPOST_PROP_PATH="$OUTPOST_PROP_PATH"} \
   bash -c "set -euo pipefail; cd '$work/repo'; $(declare -p tests); $(declare -f run_pass); run_pass '$work/report.json'"
