@@ -5,6 +5,7 @@
  * normalized observation.
  */
 import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import type {
   BinaryReader,
   Context,
@@ -16,7 +17,7 @@ import type {
 } from "@outpost/sdk";
 import fc from "fast-check";
 import { HUNG, withDeadline } from "./harness.js";
-import type { Normalizer } from "./normalize.js";
+import { type Normalizer, withoutMessages } from "./normalize.js";
 import {
   BIG_CONTENT_KEYS,
   COMMANDS,
@@ -368,6 +369,15 @@ export interface Step {
   step: number;
   op: string;
   result: unknown;
+}
+
+/** The first step whose results differ (messages ignored), or -1. */
+export function firstDifference(expected: readonly Step[], actual: readonly Step[]): number {
+  const length = Math.max(expected.length, actual.length);
+  for (let index = 0; index < length; index++) {
+    if (!isDeepStrictEqual(withoutMessages(expected[index]), withoutMessages(actual[index]))) return index;
+  }
+  return -1;
 }
 
 /**

@@ -9,8 +9,8 @@ import { chmodSync, type Dirent, mkdirSync, readdirSync, writeFileSync } from "n
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import { propertyTest } from "./harness.js";
-import { describeOp, newState, type Op, runSequence, sequenceArbitrary } from "./ops.js";
+import { propertyTest, truncate } from "./harness.js";
+import { describeOp, firstDifference, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
 import { PERMISSION_MODES, PERMISSION_PATHS } from "./pools.js";
 import { propertyFixture, type Target } from "./targets.js";
 
@@ -58,10 +58,16 @@ function reopen(dir: string): void {
 }
 
 /** Runs a sequence on one target in a fresh root with the tree and modes; returns its normalized trace. */
-async function trace(target: Target, modes: Modes, ops: readonly Op[], label: string): Promise<unknown[]> {
+async function trace(
+  target: Target,
+  modes: Modes,
+  ops: readonly Op[],
+  label: string,
+  messages = false,
+): Promise<Step[]> {
   const root = fixture.sandbox.root(label);
   makeTree(root, modes);
-  const state = newState(target.at(root), root, fixture.sandbox.normalizer(root));
+  const state = newState(target.at(root), root, fixture.sandbox.normalizer(root, { messages }));
   try {
     return await runSequence(state, ops, OP_DEADLINE_MS);
   } finally {
@@ -81,6 +87,20 @@ const render = (modes: Modes, ops: readonly Op[]) =>
     ...ops.map((op, index) => `  ${index + 1}. ${describeOp(op)}`),
   ].join("\n");
 
+/** Re-runs a counterexample and shows the first differing step of both sides, with error messages. */
+async function explain(target: Target, modes: Modes, ops: readonly Op[]): Promise<string> {
+  const expected = await trace(reference, modes, ops, "ref-replay", true);
+  const actual = await trace(target, modes, ops, "ours-replay", true);
+  const index = firstDifference(expected, actual);
+  if (index === -1) return "(the counterexample passed when re-run: the divergence is not deterministic)";
+  const step = expected[index] ?? actual[index];
+  return [
+    `First differing step: ${step.step}. ${step.op}`,
+    `  reference: ${truncate(JSON.stringify(expected[index]?.result), 1500)}`,
+    `  ${target.name}: ${truncate(JSON.stringify(actual[index]?.result), 1500)}`,
+  ].join("\n");
+}
+
 const rootUser = process.getuid === undefined || process.getuid() === 0;
 
 describe.skipIf(rootUser)("permissions (as a user file permissions apply to)", () => {
@@ -94,7 +114,11 @@ describe.skipIf(rootUser)("permissions (as a user file permissions apply to)", (
           const actual = await trace(target, modes, ops, "ours");
           expect(actual).toEqual(expected);
         }),
-      { runTimeoutMs: 4 * OP_DEADLINE_MS, describe: ([modes, ops]) => render(modes, ops) },
+      {
+        runTimeoutMs: 4 * OP_DEADLINE_MS,
+        describe: ([modes, ops]) => render(modes, ops),
+        explain: ([modes, ops]) => explain(target, modes, ops),
+      },
     );
   }
 });

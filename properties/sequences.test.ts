@@ -3,12 +3,10 @@
  * env, each in a fresh empty root; the normalized traces must be equal, step for step. fast-check shrinks a
  * failure to a minimal sequence, printed with the seed, path and replay command.
  */
-import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { propertyTest, truncate, withDeadline } from "./harness.js";
-import { withoutMessages } from "./normalize.js";
-import { describeOp, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
+import { describeOp, firstDifference, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
 import { propertyFixture, type Target } from "./targets.js";
 
 /** Most blocks (an operation, a reader block or concurrent reads) after the prelude of a sequence. */
@@ -54,15 +52,6 @@ async function traceNow(target: Target, ops: readonly Op[], label: string, messa
 
 function renderSequence(ops: readonly Op[]): string {
   return ops.map((op, index) => `  ${index + 1}. ${describeOp(op)}`).join("\n");
-}
-
-/** The first step whose results differ (messages ignored), or -1. */
-function firstDifference(expected: readonly Step[], actual: readonly Step[]): number {
-  const length = Math.max(expected.length, actual.length);
-  for (let index = 0; index < length; index++) {
-    if (!isDeepStrictEqual(withoutMessages(expected[index]), withoutMessages(actual[index]))) return index;
-  }
-  return -1;
 }
 
 async function diverges(target: Target, ops: readonly Op[]): Promise<boolean> {

@@ -59,8 +59,15 @@ else
   chown -R "$account:" "$work/repo/node_modules"
 fi
 
+# The directories of PATH the account can search: a shell's lookup that meets an unsearchable one (root's ~/go/bin)
+# reports "Permission denied" where one over SSH, with sshd's PATH, reports "not found".
+search_path=$(IFS=:; for dir in $PATH; do
+  setpriv --reuid="$account" --regid="$account" --init-groups test -x "$dir" 2>/dev/null && printf '%s:' "$dir"
+done)
+search_path=${search_path%:}
+
 # A clean environment: only what node, npx and the tests need (and a property run's budget scale, seed and path).
 setpriv --reuid="$account" --regid="$account" --init-groups --reset-env \
-  env HOME="$home" PATH="$PATH" TMPDIR="$work/tmp" ${LANG:+LANG="$LANG"} ${CI:+CI="$CI"} \
+  env HOME="$home" PATH="$search_path" TMPDIR="$work/tmp" ${LANG:+LANG="$LANG"} ${CI:+CI="$CI"} \
   ${NUM_RUNS_SCALE:+NUM_RUNS_SCALE="$NUM_RUNS_SCALE"} ${OUTPOST_PROP_SEED:+OUTPOST_PROP_SEED="$OUTPOST_PROP_SEED"} ${OUTPOST_PROP_PATH:+OUTPOST_PROP_PATH="$OUTPOST_PROP_PATH"} \
   bash -c "set -euo pipefail; cd '$work/repo'; $(declare -p tests); $(declare -f run_pass); run_pass '$work/report.json'"
