@@ -36,3 +36,21 @@ func TestPutIgnoresForeignBuffers(t *testing.T) {
 		t.Fatalf("capacity %d after foreign puts", cap(b))
 	}
 }
+
+// The two ends of the pooled range are pooled, the sizes just outside are not (killed mutants: `n < Class` as
+// `n <= Class`, `n > MaxSize` as `n >= MaxSize`).
+func TestClassBoundaries(t *testing.T) {
+	cases := []struct {
+		n      int
+		index  int
+		pooled bool
+	}{
+		{Class - 1, 0, false}, {Class, 0, true}, {Class + 1, 1, true},
+		{MaxSize - 1, MaxSize/Class - 1, true}, {MaxSize, MaxSize/Class - 1, true}, {MaxSize + 1, 0, false},
+	}
+	for _, c := range cases {
+		if index, pooled := classOf(c.n); index != c.index || pooled != c.pooled {
+			t.Errorf("classOf(%d) = %d, %v; want %d, %v", c.n, index, pooled, c.index, c.pooled)
+		}
+	}
+}

@@ -132,6 +132,26 @@ func TestIsLegacyWSLBash(t *testing.T) {
 		{`C:\Windows\System32\bash.exe`, `D:\Win`, false},
 		{`C:\Windows\System32\bash.exe`, `C:\Windows\`, true},
 		{`C:\Windows\System32\bash.exe`, `Windows`, false},
+		// The shortest SystemRoot (a drive's root), either separator, and the ends of the drive-letter ranges.
+		{`C:\System32\bash.exe`, `C:\`, true},
+		{`C:\System32\bash.exe`, `C:`, false},
+		{`D:\Win\System32\bash.exe`, `D:/Win`, true},
+		{`D:\Win\System32\bash.exe`, `D:|Win`, false},
+		{`a:\w\System32\bash.exe`, `a:\w`, true},
+		{`z:\w\System32\bash.exe`, `z:\w`, true},
+		{`A:\w\System32\bash.exe`, `A:\w`, true},
+		{`Z:\w\System32\bash.exe`, `Z:\w`, true},
+		{"`:\\w\\System32\\bash.exe", "`:\\w", false},
+		{`{:\w\System32\bash.exe`, `{:\w`, false},
+		{`@:\w\System32\bash.exe`, `@:\w`, false},
+		{`[:\w\System32\bash.exe`, `[:\w`, false},
+		{`a:\Windows\System32\bash.exe`, "", true},
+		{`Z:\Windows\Sysnative\bash.exe`, "", true},
+		{"`:\\Windows\\System32\\bash.exe", "", false},
+		{`C:`, "", false},
+		// ".." never climbs above the drive's root (path.win32.normalize).
+		{`C:\..\Windows\System32\bash.exe`, "", true},
+		{`C:\Windows\..\..\Windows\System32\bash.exe`, "", true},
 	}
 	for _, c := range cases {
 		if got := isLegacyWSLBash(c.path, c.systemRoot); got != c.want {
