@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // raw builds a frame's bytes by hand, with an arbitrary length field, so tests can break every rule.
@@ -223,4 +224,63 @@ func FuzzFrameDecoder(f *testing.F) {
 			consumed += 4 + size
 		}
 	})
+}
+
+// A frame without JSON is written with jsonLength 0 and read back as {} (killed mutant: Header refusing a
+// jsonLength of 0).
+func TestEmptyJSONRoundTrip(t *testing.T) {
+	var stream bytes.Buffer
+	if err := Write(&stream, Frame{Type: Ping}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got := binary.BigEndian.Uint32(stream.Bytes()[PrefixSize+5:]); got != 0 {
+		t.Fatalf("jsonLength %d; want 0", got)
+	}
+	got, err := NewReader(&stream).Next()
+	if err != nil || got.Type != Ping || string(got.JSON) != "{}" || len(got.Payload) != 0 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+}
+
+// A source that returns its last bytes together with io.EOF (as many do) still yields its last frame whole,
+// then io.EOF (killed mutant: fill taking exactly the bytes it needs, with an error, for too few).
+func TestLastBytesArriveWithEOF(t *testing.T) {
+	var stream bytes.Buffer
+	want := []Frame{
+		{Type: Request, ID: 1, JSON: []byte(`{"op":"a"}`)},
+		{Type: Request, ID: 2, JSON: []byte(`{"op":"b"}`), Payload: []byte("payload")},
+	}
+	for _, f := range want {
+		if err := Write(&stream, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := NewReader(iotest.DataErrReader(oneByteReader{&stream}))
+	for i, w := range want {
+		got, err := r.Next()
+		if err != nil || got.ID != w.ID || !bytes.Equal(got.Payload, w.Payload) {
+			t.Fatalf("frame %d: %+v, %v", i, got, err)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end: %v; want io.EOF", err)
+	}
+}
+
+// countingEmptyReader returns neither bytes nor an error, and counts how often it was asked.
+type countingEmptyReader struct{ reads *int }
+
+func (c countingEmptyReader) Read([]byte) (int, error) {
+	*c.reads++
+	return 0, nil
+}
+
+// A source that never makes progress fails with io.ErrNoProgress after maxEmptyReads reads, as bufio does, instead
+// of spinning (killed mutants: the empty-read count reset by empty reads, or one read too many).
+func TestReaderWithoutProgress(t *testing.T) {
+	reads := 0
+	_, err := NewReader(countingEmptyReader{&reads}).Next()
+	if !errors.Is(err, io.ErrNoProgress) || reads != maxEmptyReads {
+		t.Fatalf("after %d reads: %v; want io.ErrNoProgress after %d", reads, err, maxEmptyReads)
+	}
 }
