@@ -50,6 +50,9 @@ func TestSearchWindowsPath(t *testing.T) {
 		`C:\work\both.exe`:       true,
 		`C:\bin\node`:            true,
 		`C:\bin\node.exe`:        true,
+		`C:\bin\.hidden`:         true,
+		`C:\bin\trail.`:          true,
+		`C:\bin\trail..exe`:      true,
 	}
 	isFile := func(p string) bool { return files[p] }
 	path := `C:\bin;;"C:\quoted dir";D:\other`
@@ -73,6 +76,9 @@ func TestSearchWindowsPath(t *testing.T) {
 		{`\\server\share\unc`, `\\server\share\unc.exe`, false},
 		{"both", `C:\work\both.com`, false},
 		{"node", `C:\bin\node.exe`, false}, // a name without extension is only tried with .com/.exe
+		// An extension is a dot anywhere but at the end of the name (libuv: dot[1] != 0), even a leading one.
+		{".hidden", `C:\bin\.hidden`, false},
+		{"trail.", `C:\bin\trail..exe`, false},
 		{"", "", false},
 		{".", "", false},
 		{"missing", "", false},
@@ -156,6 +162,18 @@ func TestIsLegacyWSLBash(t *testing.T) {
 	for _, c := range cases {
 		if got := isLegacyWSLBash(c.path, c.systemRoot); got != c.want {
 			t.Errorf("isLegacyWSLBash(%q, %q) = %v", c.path, c.systemRoot, got)
+		}
+	}
+}
+
+// The name of an environment line ends at its first "=" after the first character (killed mutant: a one-letter
+// name, whose "=" is found at index 0 of the rest, taken for no "=").
+func TestEnvKey(t *testing.T) {
+	for line, want := range map[string]string{
+		"A=1": "A", "PATH=C:\\x=y": "PATH", `=C:=C:\dir`: "=C:", "==x": "=", "NOVALUE": "NOVALUE", "": "", "=": "=",
+	} {
+		if got := envKey(line); got != want {
+			t.Errorf("envKey(%q) = %q; want %q", line, got, want)
 		}
 	}
 }
