@@ -5,6 +5,7 @@ package execop
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -152,5 +153,35 @@ func TestStdioIsWhatNodeGives(t *testing.T) {
 		if flags := strings.Fields(lines[i+1]); len(flags) != 2 || flags[1] != "02" {
 			t.Errorf("fd %d has %q, want flags 02 (O_RDWR, blocking)", i/2, lines[i+1])
 		}
+	}
+}
+
+// openDescriptors counts the agent's open file descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// Commands leave no descriptor open in the agent: the child's ends of its stdio are closed once it started, and
+// the parent's ends once it ended (killed mutant: closeAll closing nothing, so every command left its two
+// socket ends behind and ended only through the post-exit grace).
+func TestCommandsLeaveNoDescriptorOpen(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/self/fd is Linux's")
+	}
+	dir := t.TempDir()
+	r := New(dir)
+	run(t, r, shell("true", dir), nil, newFakeEvents()).exitCode(t) // the runner's own lazily made resources
+	before := openDescriptors(t)
+	for range 10 {
+		run(t, r, shell("echo out; echo err >&2", dir), nil, newFakeEvents()).exitCode(t)
+		run(t, r, argv(dir, "/nonexistent/program"), nil, newFakeEvents())
+	}
+	if after := openDescriptors(t); after != before {
+		t.Fatalf("%d descriptors open after 20 commands; %d before", after, before)
 	}
 }
