@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pollers are the readers a POSIX build can use; the first is the platform's own.
@@ -166,6 +167,20 @@ func openDescriptors(t *testing.T) int {
 	return len(entries)
 }
 
+// settledDescriptors waits up to limit for the descriptor count to fall to at most want (a command's last
+// descriptors are closed just after its result is delivered) and returns the last count seen.
+func settledDescriptors(t *testing.T, want int, limit time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		n := openDescriptors(t)
+		if n <= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Commands leave no descriptor open in the agent: the child's ends of its stdio are closed once it started, and
 // the parent's ends once it ended (killed mutant: closeAll closing nothing, so every command left its two
 // socket ends behind and ended only through the post-exit grace).
@@ -176,12 +191,12 @@ func TestCommandsLeaveNoDescriptorOpen(t *testing.T) {
 	dir := t.TempDir()
 	r := New(dir)
 	run(t, r, shell("true", dir), nil, newFakeEvents()).exitCode(t) // the runner's own lazily made resources
-	before := openDescriptors(t)
+	before := settledDescriptors(t, 0, 200*time.Millisecond)
 	for range 10 {
 		run(t, r, shell("echo out; echo err >&2", dir), nil, newFakeEvents()).exitCode(t)
 		run(t, r, argv(dir, "/nonexistent/program"), nil, newFakeEvents())
 	}
-	if after := openDescriptors(t); after != before {
+	if after := settledDescriptors(t, before, time.Second); after > before {
 		t.Fatalf("%d descriptors open after 20 commands; %d before", after, before)
 	}
 }
