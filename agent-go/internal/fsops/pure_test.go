@@ -19,14 +19,41 @@ func TestBaseAndDirName(t *testing.T) {
 		{"/a", false, "a", "/"},
 		{"/", false, "", "/"},
 		{"/a/b/", false, "b", "/a"},
-		{"//a", false, "a", "/"},
+		{"//a", false, "a", "//"},
 		{"a", false, "a", "."},
 		{"a/b", false, "b", "a"},
 		{`C:\a\b`, true, "b", `C:\a`},
 		{`C:\a`, true, "a", `C:\`},
 		{`C:\`, true, "", `C:\`},
 		{`C:/x/y`, true, "y", `C:/x`},
-		{`\\server\share\a`, true, "a", `\\server\share\`},
+		{`\\server\share\a`, true, "a", `\\server\share\`}, // More of Node's answers: repeated separators, the ends of the drive-letter ranges, bare volumes.
+		{"//", false, "", "/"},
+		{"///a//", false, "a", "//"},
+		{"/a//b//", false, "b", "/a/"},
+		{"a//", false, "a", "."},
+		{"", false, "", "."},
+		{"..", false, "..", "."},
+		{"a/b/c", false, "c", "a/b"},
+		{"a:\\x", true, "x", "a:\\"},
+		{"z:\\x", true, "x", "z:\\"},
+		{"A:\\x", true, "x", "A:\\"},
+		{"Z:\\x", true, "x", "Z:\\"},
+		{"@:\\x", true, "x", "@:"},
+		{"[:\\x", true, "x", "[:"},
+		{"`:\\x", true, "x", "`:"},
+		{"{:\\x", true, "x", "{:"},
+		{"C:", true, "", "C:"},
+		{"C:x", true, "x", "C:"},
+		{"C:x\\y", true, "y", "C:x"},
+		{"\\\\server\\share", true, "share", "\\\\server\\share"},
+		{"\\\\server\\share\\", true, "share", "\\\\server\\share\\"},
+		{"\\\\server", true, "server", "\\"},
+		{"\\\\", true, "", "\\"},
+		{"C:\\\\", true, "", "C:\\"},
+		{"C:\\a\\\\", true, "a", "C:\\"},
+		{"\\a", true, "a", "\\"},
+		{"\\", true, "", "\\"},
+		{"x:", true, "", "x:"},
 	}
 	for _, c := range cases {
 		if got := baseName(c.path, c.windows); got != c.base {
@@ -117,6 +144,59 @@ process.stdout.write(JSON.stringify(a.map((b) => Buffer.from(b).toString())));`)
 	for i, name := range names {
 		if got := decodeName(string(name)); got != want[i] {
 			t.Errorf("% X: %q; Node %q", name, got, want[i])
+		}
+	}
+}
+
+// TestPathPartsMatchNode compares baseName and dirName with Node's path.posix and path.win32 on random short
+// paths of separators, drive letters, colons and names.
+func TestPathPartsMatchNode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte(`ab/\:C.z@`)
+	paths := []string{"", "/", `\`, "//", `\\`, `\\s\t`, `\\s\t\`, `\\s\\t\u`, "C:", `C:\`, "C:a"}
+	for range 3000 {
+		p := make([]byte, r.IntN(9))
+		for i := range p {
+			p[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		paths = append(paths, string(p))
+	}
+	raw, _ := json.Marshal(paths)
+	cmd := exec.Command(node, "-e", `const { posix, win32 } = require("path");
+const a = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(a.map((p) => [posix.basename(p), posix.dirname(p), win32.basename(p), win32.dirname(p)])));`)
+	cmd.Stdin = bytes.NewReader(raw)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [][4]string
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range paths {
+		got := [4]string{baseName(p, false), dirName(p, false), baseName(p, true), dirName(p, true)}
+		if got != want[i] {
+			t.Errorf("%q: basename/dirname posix, win32 %q; Node %q", p, got, want[i])
+		}
+	}
+}
+
+// appendJSONString writes exactly json.Marshal's bytes for every single byte and for mixed strings (killed
+// mutants: characters that must be escaped, such as '<', let through the fast path raw).
+func TestAppendJSONStringIsMarshal(t *testing.T) {
+	inputs := []string{"", "plain name.txt", "a<b>c&d", `quote"back\slash`, "tab\tnew\nline", "é", "\xff\xfe", "\u2028"}
+	for b := range 256 {
+		inputs = append(inputs, string([]byte{byte(b)}), "x"+string([]byte{byte(b)})+"y")
+	}
+	for _, s := range inputs {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("appendJSONString(%q) = %s; json.Marshal %s", s, got, want)
 		}
 	}
 }
