@@ -262,3 +262,26 @@ func TestAgainstNode(t *testing.T) {
 		}
 	}
 }
+
+// realpath follows at most 40 symbolic links, as glibc's realpath(3) behind Node's fs.realpath: a chain of 40
+// resolves, one of 41 fails ELOOP (recorded from Node 20: realpath of l40 gives the target, of l41 ELOOP).
+// Killed mutant: `links > maxSymlinks` as `>=`.
+func TestRealpathFollowsFortyLinks(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "target"), "x")
+	previous := "target"
+	for i := 1; i <= 41; i++ {
+		link := fmt.Sprintf("l%d", i)
+		if err := os.Symlink(previous, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+		previous = link
+	}
+	ops := New()
+	got := run(t, ops, "realpath", map[string]any{"path": filepath.Join(root, "l40")}, nil).must(t)
+	if got.json["path"] != filepath.Join(root, "target") {
+		t.Fatalf("realpath of 40 links: %v", got.json)
+	}
+	run(t, ops, "realpath", map[string]any{"path": filepath.Join(root, "l41")}, nil).
+		expectFailure(t, "ELOOP", "realpath", filepath.Join(root, "l41"), "")
+}
