@@ -92,22 +92,51 @@ func (d *dirHandle) read(max int) ([]dirEntry, *proto.Failure) {
 	}
 	entries := []dirEntry{}
 	size := 0
-	for len(entries) < max && !d.done && size < pageBudget {
-		names, err := d.dir.Readdirnames(min(max-len(entries), 1024))
-		for _, raw := range names {
-			entry := readEntry(d.path, raw)
-			size += len(entry.Name) + 4*len(entry.Raw) + 256
-			entries = append(entries, entry)
+	for len(entries) < max && size < pageBudget {
+		if len(d.pending) == 0 {
+			if d.streamErr != nil {
+				return nil, d.streamErr
+			}
+			if d.streamEnd {
+				d.done = true
+				break
+			}
+			d.fetch(max - len(entries))
+			continue
 		}
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF), endOfDirectory(err):
-			d.done = true
-		default:
-			return nil, errno.FailHandle(err, "readdir")
-		}
+		entry := readEntry(d.path, d.pending[0])
+		d.pending = d.pending[1:]
+		size += entrySize(entry)
+		entries = append(entries, entry)
 	}
 	return entries, nil
+}
+
+// fetch reads the next batch of names (at most want, at most 1024) into pending, and notes the stream's end or
+// failure, which come after those names.
+func (d *dirHandle) fetch(want int) {
+	names, err := d.dir.Readdirnames(min(want, 1024))
+	d.pending = names
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF), endOfDirectory(err):
+		d.streamEnd = true
+	default:
+		d.streamErr = errno.FailHandle(err, "readdir")
+	}
+}
+
+// entrySize bounds the JSON of one entry from above, so that a page stopped at pageBudget always fits a frame:
+// a string takes at most 6 bytes per byte (\u escapes), a raw byte 4 ("255,"), the rest at most 256.
+func entrySize(entry dirEntry) int {
+	size := 256 + 6*len(entry.Name) + 4*len(entry.Raw)
+	for key, value := range entry.Error {
+		size += len(key) + 32
+		if text, isText := value.(string); isText {
+			size += 6 * len(text)
+		}
+	}
+	return size
 }
 
 func readEntry(dir, raw string) dirEntry {

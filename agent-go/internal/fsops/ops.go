@@ -114,11 +114,16 @@ type dirStream interface {
 
 // dirHandle is an open directory. Its own lock serialises reads of it; the table lock is never held meanwhile.
 type dirHandle struct {
-	mu     sync.Mutex
-	dir    dirStream
-	path   string
-	done   bool
-	closed bool
+	mu   sync.Mutex
+	dir  dirStream
+	path string
+	// pending holds names read from the stream that no page has taken yet (a page ends at its budget in the
+	// middle of a batch); streamErr is the stream's failure, reported once they are delivered.
+	pending   []string
+	streamEnd bool
+	streamErr *proto.Failure
+	done      bool
+	closed    bool
 }
 
 func (d *dirHandle) close() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -660,6 +661,47 @@ func TestScanLines(t *testing.T) {
 	control.Abort()
 	raw, _ := json.Marshal(map[string]any{"handle": id, "startLine": 0})
 	runRaw(t, ops, "scanLines", raw, nil, control).expectFailure(t, "aborted", "", "", "")
+}
+
+// A readdir page stops at pageBudget bytes of JSON, however many entries were asked for, so that no directory
+// makes a reply beyond a frame; the next pages carry the rest, each entry once. Regression: the estimate left out
+// an entry's error (an lstat of a name that is not UTF-8 fails and names the path twice), so 5,500 such names
+// made one 14 MB page, and longer ones a reply over the 16 MiB frame limit.
+func TestReaddirPageBudget(t *testing.T) {
+	root := t.TempDir()
+	const count = 5500
+	long := strings.Repeat("\xff", 195) // decoded as U+FFFD each, and sent raw as well
+	for i := range count {
+		f, err := os.Create(filepath.Join(root, fmt.Sprintf("%05d%s", i, long)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	ops := New()
+	defer ops.CloseAll()
+	dir := run(t, ops, "opendir", map[string]any{"path": root}, nil).handle(t)
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		page := run(t, ops, "readdir", map[string]any{"handle": dir, "max": count + 1}, nil).must(t).json
+		encoded, _ := json.Marshal(page)
+		if len(encoded) > pageBudget+(64<<10) {
+			t.Fatalf("page %d is %d bytes of JSON; the budget is %d", pages, len(encoded), pageBudget)
+		}
+		entries := page["entries"].([]any)
+		if pages == 0 && len(entries) >= count {
+			t.Fatalf("the first page holds all %d entries (%d bytes): the budget did not cut it", len(entries), len(encoded))
+		}
+		for _, e := range entries {
+			seen[e.(map[string]any)["name"].(string)] = true
+		}
+		if page["done"].(bool) {
+			break
+		}
+	}
+	if len(seen) != count {
+		t.Fatalf("%d distinct entries over all pages; want %d", len(seen), count)
+	}
 }
 
 func TestReaddir(t *testing.T) {
