@@ -90,3 +90,28 @@ func TestParsePatterns(t *testing.T) {
 		}
 	}
 }
+
+// trimTrailingSpaces is git's trim_trailing_spaces (dir.c): trailing spaces go, tabs stay, a space escaped by a
+// backslash stays and so does everything before it, a line ending in a lone backslash is kept whole (killed
+// mutants: a line of spaces kept as one space, or escapes ending the scan early).
+func TestTrimTrailingSpaces(t *testing.T) {
+	for line, want := range map[string]string{
+		"":         "",
+		" ":        "",
+		"   ":      "",
+		"a  ":      "a",
+		"a b  ":    "a b",
+		"a\t":      "a\t",
+		`a\ `:      `a\ `,
+		`a\  `:     `a\ `,
+		`a\ b  `:   `a\ b`,
+		`a\`:       `a\`,
+		`a  \`:     `a  \`,
+		` \  `:     ` \ `,
+		"x \\\\  ": "x \\\\",
+	} {
+		if got := trimTrailingSpaces(line); got != want {
+			t.Errorf("trimTrailingSpaces(%q) = %q; want %q", line, got, want)
+		}
+	}
+}
