@@ -34,6 +34,10 @@ func (p *pages) Emit(queue proto.Queue, event map[string]any, payload []byte) er
 		return fmt.Errorf("page count %v does not match payload %q", event["count"], payload)
 	}
 	p.mu.Lock()
+	if first := event["first"]; first != len(p.paths) {
+		p.mu.Unlock()
+		return fmt.Errorf("page with first %v after %d paths", first, len(p.paths))
+	}
 	p.paths = append(p.paths, parts[:len(parts)-1]...)
 	p.count++
 	n := p.count
@@ -152,7 +156,7 @@ func TestLimitTruncates(t *testing.T) {
 	if len(all) != sharedFiles || !slices.IsSorted(all) {
 		t.Fatalf("got %d paths, sorted %v", len(all), slices.IsSorted(all))
 	}
-	for _, limit := range []int{1, 4096, 4097, sharedFiles - 1, sharedFiles, sharedFiles + 1} {
+	for _, limit := range []int{1, 4096, 4097, sharedFiles - 1, sharedFiles, sharedFiles + 1, 1<<53 - 1} {
 		got, reply, err := list(t, map[string]any{"path": root, "limit": limit}, nil)
 		must(t, err)
 		n := min(limit, sharedFiles)
