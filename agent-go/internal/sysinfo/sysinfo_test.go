@@ -34,6 +34,8 @@ func TestTempDir(t *testing.T) {
 		{"windows SystemRoot", "windows", mapEnv{"SystemRoot": `C:\Windows`}, `C:\Windows\temp`},
 		{"windows windir", "windows", mapEnv{"windir": `C:\W`}, `C:\W\temp`},
 		{"windows nothing", "windows", mapEnv{}, `undefined\temp`},
+		{"windows lone backslash kept", "windows", mapEnv{"TEMP": `\`}, `\`},
+		{"windows two backslashes lose one", "windows", mapEnv{"TEMP": `\\`}, `\`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +70,10 @@ func TestHomeDir(t *testing.T) {
 }
 
 func TestDriveCwds(t *testing.T) {
-	environ := []string{"=C:=C:\\work", "=D:=D:\\", "PATH=x", "=ExitCode=00000000", "=::=::\\", "=1:=bad"}
-	want := map[string]string{"C:": `C:\work`, "D:": `D:\`}
+	// The ends of the letter ranges and the bytes just outside them, and the shortest line (an empty value).
+	environ := []string{"=C:=C:\\work", "=D:=D:\\", "PATH=x", "=ExitCode=00000000", "=::=::\\", "=1:=bad",
+		"=A:=A:\\a", "=Z:=Z:\\z", "=a:=a:\\a", "=z:=z:\\z", "=@:=x", "=[:=x", "=`:=x", "={:=x", "=E:=", "=F:"}
+	want := map[string]string{"C:": `C:\work`, "D:": `D:\`, "A:": `A:\a`, "Z:": `Z:\z`, "a:": `a:\a`, "z:": `z:\z`, "E:": ""}
 	if got := driveCwds("windows", environ); !maps.Equal(got, want) {
 		t.Fatalf("driveCwds = %v, want %v", got, want)
 	}
