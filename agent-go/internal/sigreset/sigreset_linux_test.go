@@ -29,9 +29,9 @@ const modeVar = "SIGRESET_TEST_MODE"
 
 var (
 	ignoredByLauncher = []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1,
-		syscall.SIGTSTP, syscall.Signal(40)}
+		syscall.SIGTSTP, syscall.Signal(40), syscall.Signal(64)}
 	blockedByLauncher = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR2, syscall.SIGALRM,
-		syscall.SIGCHLD, syscall.Signal(50)}
+		syscall.SIGCHLD, syscall.Signal(50), syscall.Signal(64), syscall.SIGHUP}
 )
 
 func TestMain(m *testing.M) {
