@@ -3,6 +3,9 @@ package watch
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
 func TestReportedMapsAncestorsToTheFirstTargetBelow(t *testing.T) {
@@ -80,5 +83,38 @@ func TestRequestOptionsFollowNode(t *testing.T) {
 	}
 	if budget(0) != 0 || budget(-5) != -1 || budget(3.5) != 3 {
 		t.Errorf("budget: %d %d %d", budget(0), budget(-5), budget(3.5))
+	}
+	// The ends of Node's timer range (1 and 2^31-1 ms are kept, just outside is 1 ms).
+	for ms, want := range map[float64]time.Duration{1: time.Millisecond, 0.999: time.Millisecond,
+		maxTimerMs: maxTimerMs * time.Millisecond, maxTimerMs + 1: time.Millisecond, 1.5: 1500 * time.Microsecond} {
+		if d := nodeTimerDelay(ms); d != want {
+			t.Errorf("pollIntervalMs %v → %v, want %v", ms, d, want)
+		}
+	}
+}
+
+// parseRequest reads targets and options as protocol 1 sends them (killed mutants: a nativeWatchLimit of 1
+// ignored; a body-less request not refused as "watch needs targets").
+func TestParseRequest(t *testing.T) {
+	parse := func(args string) ([]target, Options, *proto.Failure) {
+		return parseRequest(&proto.Call{Op: "watch", Args: []byte(args)})
+	}
+	targets, opts, f := parse(`{"targets":[{"path":"/a","recursive":true,"exclude":{"hidden":true,"names":["x",1]}},` +
+		`{"path":"/b"}],"nativeWatchLimit":1,"pollIntervalMs":250,"mode":"polling"}`)
+	if f != nil || len(targets) != 2 || opts.NativeLimit != 1 || opts.PollInterval != 250*time.Millisecond ||
+		opts.Mode != "polling" {
+		t.Fatalf("parsed %+v %+v %v", targets, opts, f)
+	}
+	if a, b := targets[0], targets[1]; a.path != "/a" || !a.recursive || !a.hidden || !a.names["x"] || len(a.names) != 1 ||
+		b.path != "/b" || b.recursive || b.hidden {
+		t.Fatalf("targets %+v", targets)
+	}
+	if _, opts, _ := parse(`{"targets":[],"nativeWatchLimit":0.5}`); opts.NativeLimit != 0 {
+		t.Errorf("nativeWatchLimit 0.5 → %d, want the default", opts.NativeLimit)
+	}
+	for _, args := range []string{``, `{}`, `{"targets":[{}]}`, `{"targets":[{"path":1}]}`, `{"targets":"x"}`, `[`} {
+		if _, _, f := parse(args); f == nil || f.Message != "watch needs targets" {
+			t.Errorf("%q: %v, want watch needs targets", args, f)
+		}
 	}
 }
