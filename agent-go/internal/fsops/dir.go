@@ -78,10 +78,11 @@ func (o *Ops) readdir(call *proto.Call) (proto.Reply, error) {
 	return ok(readdirReply{Entries: entries, Done: d.isDone()})
 }
 
+// isDone reports whether the directory has no more entries: the stream ended and every name it gave was sent.
 func (d *dirHandle) isDone() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.done
+	return d.streamEnd && len(d.pending) == 0
 }
 
 func (d *dirHandle) read(max int) ([]dirEntry, *proto.Failure) {
@@ -98,7 +99,6 @@ func (d *dirHandle) read(max int) ([]dirEntry, *proto.Failure) {
 				return nil, d.streamErr
 			}
 			if d.streamEnd {
-				d.done = true
 				break
 			}
 			d.fetch(max - len(entries))

@@ -118,11 +118,10 @@ type dirHandle struct {
 	dir  dirStream
 	path string
 	// pending holds names read from the stream that no page has taken yet (a page ends at its budget in the
-	// middle of a batch); streamErr is the stream's failure, reported once they are delivered.
+	// middle of a batch); streamEnd and streamErr are how the stream ended, which counts once they are sent.
 	pending   []string
 	streamEnd bool
 	streamErr *proto.Failure
-	done      bool
 	closed    bool
 }
 
