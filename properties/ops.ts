@@ -16,7 +16,7 @@ import type {
   TextLineReader,
 } from "@outpost/sdk";
 import fc from "fast-check";
-import { HUNG, withDeadline } from "./harness.js";
+import { HUNG, truncate, withDeadline } from "./harness.js";
 import { type Normalizer, withoutMessages } from "./normalize.js";
 import {
   BIG_CONTENT_KEYS,
@@ -378,6 +378,18 @@ export function firstDifference(expected: readonly Step[], actual: readonly Step
     if (!isDeepStrictEqual(withoutMessages(expected[index]), withoutMessages(actual[index]))) return index;
   }
   return -1;
+}
+
+/** The first differing step of two traces, both sides' results shown, for a counterexample's report. */
+export function describeDifference(expected: readonly Step[], actual: readonly Step[], targetName: string): string {
+  const index = firstDifference(expected, actual);
+  if (index === -1) return "(the counterexample passed when re-run: the divergence is not deterministic)";
+  const step = expected[index] ?? actual[index];
+  return [
+    `First differing step: ${step.step}. ${step.op}`,
+    `  reference: ${truncate(JSON.stringify(expected[index]?.result), 1500)}`,
+    `  ${targetName}: ${truncate(JSON.stringify(actual[index]?.result), 1500)}`,
+  ].join("\n");
 }
 
 /**

@@ -9,8 +9,8 @@ import { chmodSync, type Dirent, mkdirSync, readdirSync, writeFileSync } from "n
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import { propertyTest, truncate } from "./harness.js";
-import { describeOp, firstDifference, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
+import { propertyTest } from "./harness.js";
+import { describeDifference, describeOp, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
 import { PERMISSION_MODES, PERMISSION_PATHS } from "./pools.js";
 import { propertyFixture, type Target } from "./targets.js";
 
@@ -91,14 +91,7 @@ const render = (modes: Modes, ops: readonly Op[]) =>
 async function explain(target: Target, modes: Modes, ops: readonly Op[]): Promise<string> {
   const expected = await trace(reference, modes, ops, "ref-replay", true);
   const actual = await trace(target, modes, ops, "ours-replay", true);
-  const index = firstDifference(expected, actual);
-  if (index === -1) return "(the counterexample passed when re-run: the divergence is not deterministic)";
-  const step = expected[index] ?? actual[index];
-  return [
-    `First differing step: ${step.step}. ${step.op}`,
-    `  reference: ${truncate(JSON.stringify(expected[index]?.result), 1500)}`,
-    `  ${target.name}: ${truncate(JSON.stringify(actual[index]?.result), 1500)}`,
-  ].join("\n");
+  return describeDifference(expected, actual, target.name);
 }
 
 const rootUser = process.getuid === undefined || process.getuid() === 0;

@@ -5,8 +5,17 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { propertyTest, truncate, withDeadline } from "./harness.js";
-import { describeOp, firstDifference, newState, type Op, runSequence, type Step, sequenceArbitrary } from "./ops.js";
+import { propertyTest, withDeadline } from "./harness.js";
+import {
+  describeDifference,
+  describeOp,
+  firstDifference,
+  newState,
+  type Op,
+  runSequence,
+  type Step,
+  sequenceArbitrary,
+} from "./ops.js";
 import { propertyFixture, type Target } from "./targets.js";
 
 /** Most blocks (an operation, a reader block or concurrent reads) after the prelude of a sequence. */
@@ -78,14 +87,9 @@ async function explain(target: Target, ops: readonly Op[]): Promise<string> {
   const minimal = await minimize(target, ops);
   const expected = await trace(reference, minimal, "ref-replay", true);
   const actual = await trace(target, minimal, "ours-replay", true);
-  const index = firstDifference(expected, actual);
-  if (index === -1) return "(the counterexample passed when re-run: the divergence is not deterministic)";
-  const step = expected[index] ?? actual[index];
   return [
     minimal.length < ops.length ? `Minimal after dropping unneeded operations:\n${renderSequence(minimal)}` : "",
-    `First differing step: ${step.step}. ${step.op}`,
-    `  reference: ${truncate(JSON.stringify(expected[index]?.result), 1500)}`,
-    `  ${target.name}: ${truncate(JSON.stringify(actual[index]?.result), 1500)}`,
+    describeDifference(expected, actual, target.name),
   ]
     .filter((line) => line !== "")
     .join("\n");
