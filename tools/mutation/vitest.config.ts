@@ -1,11 +1,11 @@
 /**
- * The tests Stryker runs against each mutant of sdk/src: the SDK's unit tests, the conformance suite against
- * LocalExecutionEnv (real agent) and the path resolution property. Left out: the conformance suite against
- * RemoteExecutionEnv (LocalExecutionEnv is a RemoteExecutionEnv over a Connection that spawns the agent, so the
- * second pass runs the same sdk/src code again and doubles the cost of every surviving mutant; RemoteExecutionEnv's
- * own options have unit tests in sdk/test), the SSH end-to-end tests (a loopback sshd per file, minutes each),
- * dist.test.ts (it tests the built package, which Stryker does not rebuild) and two tests that cannot run under
- * Stryker (below).
+ * The tests Stryker runs against each mutant of sdk/src: every test of sdk/test (unit tests, and end-to-end tests
+ * against the real agent and a loopback sshd), the conformance suite against LocalExecutionEnv (real agent) and the
+ * path resolution property. Left out: the conformance suite against RemoteExecutionEnv (LocalExecutionEnv is a
+ * RemoteExecutionEnv over a Connection that spawns the agent, so a second pass runs the same sdk/src code again and
+ * doubles the cost of every surviving mutant; RemoteExecutionEnv's own options have tests in sdk/test), the
+ * conformance suite over SSH (minutes; ssh.e2e.test.ts covers the SSH code), dist.test.ts (it tests the built
+ * package, which Stryker does not rebuild) and two tests that cannot run under Stryker (below).
  */
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "../../vitest.config.js";
@@ -25,7 +25,7 @@ export default defineConfig({
       // Pure and fast: path resolution against Node's own path module on random inputs.
       "properties/paths.test.ts",
     ],
-    exclude: [...configDefaults.exclude, "sdk/test/ssh*.test.ts", "sdk/test/dist.test.ts"],
+    exclude: [...configDefaults.exclude, "sdk/test/dist.test.ts"],
     // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
     // subject, request deadlines, has other tests), and one that calls process.chdir, which Stryker's runner
     // (vitest threads, forced) does not allow.
