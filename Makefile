@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -64,6 +64,17 @@ test-unprivileged: agent
 ## them; TS_FILES=/GO_PKGS= name them); prints both scores and the surviving mutants (not in `make test`: slow)
 mutation: setup agent
 	tools/mutation/run.sh
+
+## mutation-save: keep Stryker's results so far in the repository (tools/mutation/stryker-results.json.gz), so the
+## next `make mutation` on a fresh clone reuses them; `make mutation-summary` prints them
+mutation-save:
+	gzip -9 -n -c .cache/mutation/stryker-incremental.json >tools/mutation/stryker-results.json.gz
+
+mutation-summary:
+	mkdir -p .cache/mutation
+	[ -e .cache/mutation/stryker-incremental.json ] || \
+	  gunzip -c tools/mutation/stryker-results.json.gz >.cache/mutation/stryker-incremental.json
+	node --import tsx tools/mutation/summary.ts .cache/mutation stryker-saved
 
 ## fuzz: a long fuzzing run of the frame decoder and request dispatch
 fuzz:

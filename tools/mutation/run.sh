@@ -8,7 +8,8 @@
 #   ALL=1             every file of sdk/src and every package of agent-go/internal;
 #   TS_FILES="a b"    these sdk/src files, GO_PKGS="x y" these agent-go/internal packages (either may be "none").
 # Stryker runs incrementally: results of mutants whose code and tests did not change are taken from
-# .cache/mutation/stryker-incremental.json. Reports land in .cache/mutation/.
+# .cache/mutation/stryker-incremental.json (seeded from tools/mutation/stryker-results.json.gz, and saved there by
+# `make mutation-save`), which a run updates every 30 s. Reports land in .cache/mutation/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -49,8 +50,14 @@ fi
 
 echo "mutation: ${#ts_files[@]} TypeScript file(s), ${#go_pkgs[@]} Go package(s)"
 
+# Stryker's results so far, kept in the repository (`make mutation-save`): a full run of sdk/src takes longer than
+# a working session here, so runs pick up where the last one stopped (checkpoint-reporter.mjs saves as it goes).
+saved=tools/mutation/stryker-results.json.gz
 if [ ${#ts_files[@]} -gt 0 ]; then
   rm -f "$out"/stryker-report.json
+  if [ ! -e "$out"/stryker-incremental.json ] && [ -e "$saved" ]; then
+    gunzip -c "$saved" >"$out"/stryker-incremental.json
+  fi
   mutate=$(IFS=,; echo "${ts_files[*]}")
   npx stryker run tools/mutation/stryker.config.mjs --mutate "$mutate"
 fi

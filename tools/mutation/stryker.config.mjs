@@ -11,7 +11,15 @@ export default {
   incremental: true,
   incrementalFile: ".cache/mutation/stryker-incremental.json",
   ignorePatterns: [".cache", "dist", "coverage", "**/*.log", "integrations", "cli"],
-  reporters: ["clear-text", "json", "progress-append-only"],
+  // checkpoint (checkpoint-reporter.mjs) saves results into the incremental file while the run goes.
+  // error-messages (message-ignorer.mjs) leaves the text of error messages unmutated.
+  plugins: [
+    "@stryker-mutator/vitest-runner",
+    "./tools/mutation/checkpoint-reporter.mjs",
+    "./tools/mutation/message-ignorer.mjs",
+  ],
+  ignorers: ["error-messages"],
+  reporters: ["clear-text", "json", "progress-append-only", "checkpoint"],
   jsonReporter: { fileName: ".cache/mutation/stryker-report.json" },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
   concurrency: 2,

@@ -13,6 +13,7 @@ import base from "../../vitest.config.js";
 const leftOut = [
   "applies the connection's requestTimeoutMs to every request but exec and watch",
   "packagedAgent honours OUTPOST_AGENT for this machine only",
+  "resolves a relative Include under ~/.ssh and ~/ under the home, wherever the including file is",
 ];
 
 export default defineConfig({
@@ -27,8 +28,12 @@ export default defineConfig({
     ],
     exclude: [...configDefaults.exclude, "sdk/test/dist.test.ts"],
     // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
-    // subject, request deadlines, has other tests), and one that calls process.chdir, which Stryker's runner
-    // (vitest threads, forced) does not allow.
+    // subject, request deadlines, has other tests), one that calls process.chdir, which Stryker's runner (vitest
+    // threads, forced) does not allow, and one that sets HOME, which a worker thread changes for itself but not for
+    // os.homedir() (libuv reads the process's own environment).
     testNamePattern: new RegExp(`^(?!.*(${leftOut.join("|")}))`),
+    // A mutant that makes a request hang fails its first test at the timeout; the slowest test takes 7 s here.
+    testTimeout: 15_000,
+    hookTimeout: 15_000,
   },
 });

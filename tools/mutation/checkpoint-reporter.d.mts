@@ -1,0 +1,2 @@
+/** Stryker's plugin list of checkpoint-reporter.mjs (the "checkpoint" reporter). */
+export declare const strykerPlugins: unknown[];
