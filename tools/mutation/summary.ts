@@ -39,7 +39,7 @@ interface GremlinsReport {
   files: { file_name: string; mutations: { type: string; status: string; line: number; column: number }[] }[];
 }
 
-function stryker(dir: string, reportName: string): Side | undefined {
+function stryker(dir: string, reportName: string, only: Set<string> | undefined): Side | undefined {
   const file = join(dir, reportName);
   if (!existsSync(file)) return undefined;
   const report = JSON.parse(readFileSync(file, "utf8")) as StrykerReport;
@@ -53,6 +53,7 @@ function stryker(dir: string, reportName: string): Side | undefined {
     files: new Map(),
   };
   for (const [path, { mutants }] of Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b))) {
+    if (only && !only.has(path)) continue;
     const perFile = { detected: 0, survived: 0 };
     side.files?.set(path, perFile);
     for (const mutant of mutants) {
@@ -114,11 +115,15 @@ function print(side: Side): void {
   for (const survivor of side.survived) console.log(`  survived: ${survivor}`);
 }
 
-// Arguments: the reports' directory, then the sides this run mutated ("stryker", "gremlins"; or "stryker-saved").
-const [dir = ".cache/mutation", ...ran] = process.argv.slice(2);
+// Arguments: the reports' directory, then the sides this run mutated ("stryker", "gremlins"; or "stryker-saved"),
+// then optionally `--files a.ts,b.ts`: the Stryker results of only these files.
+const args = process.argv.slice(2);
+const filesAt = args.indexOf("--files");
+const only = filesAt < 0 ? undefined : new Set(args.splice(filesAt, 2)[1]?.split(",").filter(Boolean));
+const [dir = ".cache/mutation", ...ran] = args;
 const sides = [
-  ran.includes("stryker") ? stryker(dir, "stryker-report.json") : undefined,
-  ran.includes("stryker-saved") ? stryker(dir, "stryker-incremental.json") : undefined,
+  ran.includes("stryker") ? stryker(dir, "stryker-report.json", only) : undefined,
+  ran.includes("stryker-saved") ? stryker(dir, "stryker-incremental.json", only) : undefined,
   ran.includes("gremlins") ? gremlins(dir) : undefined,
 ];
 const found = sides.filter((side): side is Side => side !== undefined);
