@@ -1,8 +1,8 @@
 // LocalExecutionEnv and the packaged-agent lookup.
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -37,17 +37,21 @@ describe("packagedAgent", () => {
   });
 
   it("honours OUTPOST_AGENT for this machine only, as an absolute path", () => {
-    process.env.OUTPOST_AGENT = "sdk/test/fixtures/fake-agent.mjs";
-    const cwd = process.cwd();
-    try {
-      process.chdir(REPO_ROOT);
-      expect(packagedAgent()).toBe(join(REPO_ROOT, "sdk/test/fixtures/fake-agent.mjs"));
-    } finally {
-      process.chdir(cwd);
-    }
+    // Relative to the process's cwd, whatever it is (no chdir: Stryker's worker threads cannot change it).
+    const fakeAgent = join(REPO_ROOT, "sdk/test/fixtures/fake-agent.mjs");
+    process.env.OUTPOST_AGENT = relative(process.cwd(), fakeAgent);
+    expect(packagedAgent()).toBe(fakeAgent);
+    expect(packagedAgent(hostPlatform(), process.arch)).toBe(fakeAgent);
+    // Another platform or architecture is never the override.
+    expect(() => packagedAgent(hostPlatform(), "mips")).toThrow(`No Outpost agent for ${hostPlatform()}-mips at `);
     expect(() => packagedAgent("plan9", "mips")).toThrow(
       `No Outpost agent for plan9-mips at ${join(SDK_ROOT, "bin", "plan9-mips", "outpost")}: this @outpost/sdk package does not carry the plan9-mips agent`,
     );
+  });
+
+  it("ignores an empty OUTPOST_AGENT", () => {
+    process.env.OUTPOST_AGENT = "";
+    expect(packagedAgent()).toBe(hostBinary);
   });
 
   it("reports a missing agent clearly, with .exe on Windows", () => {
@@ -84,13 +88,44 @@ describe("readManifest", () => {
     expect(readManifest(dir)).toEqual(manifest);
   });
 
-  it.each(["{", "[]", '{"version":1,"agents":{}}', '{"version":"1","agents":{"x":{"path":"p"}}}'])(
-    "rejects the invalid manifest %s",
-    async (text) => {
-      await writeFile(join(dir, "manifest.json"), text);
-      expect(() => readManifest(dir)).toThrow(/^Invalid agent manifest at /);
-    },
-  );
+  const entry = '{"path":"p","sha256":"s","size":1}';
+  it.each([
+    "{",
+    "[]",
+    "null",
+    '"manifest"',
+    '{"agents":{}}',
+    '{"version":1,"agents":{}}',
+    '{"version":"1"}',
+    '{"version":"1","agents":null}',
+    '{"version":"1","agents":"x"}',
+    '{"version":"1","agents":{"x":null}}',
+    '{"version":"1","agents":{"x":"p"}}',
+    '{"version":"1","agents":{"x":{"path":"p"}}}',
+    '{"version":"1","agents":{"x":{"sha256":"s","size":1}}}',
+    '{"version":"1","agents":{"x":{"path":"p","size":1}}}',
+    '{"version":"1","agents":{"x":{"path":"p","sha256":"s"}}}',
+    '{"version":"1","agents":{"x":{"path":1,"sha256":"s","size":1}}}',
+    '{"version":"1","agents":{"x":{"path":"p","sha256":1,"size":1}}}',
+    '{"version":"1","agents":{"x":{"path":"p","sha256":"s","size":"1"}}}',
+    `{"version":"1","agents":{"a":${entry},"b":{"path":"p"}}}`,
+    `{"version":"1","agents":{"a":{"path":"p"},"b":${entry}}}`,
+  ])("rejects the invalid manifest %s", async (text) => {
+    await writeFile(join(dir, "manifest.json"), text);
+    expect(() => readManifest(dir)).toThrow(/^Invalid agent manifest at /);
+  });
+
+  it("reads a manifest whose every entry is complete, and no empty one", async () => {
+    await writeFile(join(dir, "manifest.json"), `{"version":"1","agents":{"a":${entry},"b":${entry}}}`);
+    expect(Object.keys(readManifest(dir)?.agents ?? {})).toEqual(["a", "b"]);
+    await writeFile(join(dir, "manifest.json"), '{"version":"1","agents":{}}');
+    expect(readManifest(dir)).toEqual({ version: "1", agents: {} });
+  });
+
+  it("throws when the manifest exists but cannot be read", async () => {
+    await mkdir(join(dir, "manifest.json"));
+    expect(() => readManifest(dir)).toThrow(expect.objectContaining({ code: "EISDIR" }));
+  });
 });
 
 describe("LocalExecutionEnv", () => {

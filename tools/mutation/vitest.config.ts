@@ -12,7 +12,6 @@ import base from "../../vitest.config.js";
 
 const leftOut = [
   "applies the connection's requestTimeoutMs to every request but exec and watch",
-  "packagedAgent honours OUTPOST_AGENT for this machine only",
   "resolves a relative Include under ~/.ssh and ~/ under the home, wherever the including file is",
 ];
 
@@ -34,9 +33,8 @@ export default defineConfig({
       ...(process.env.OUTPOST_MUTATION_GROUP === "core" ? ["sdk/test/ssh.e2e.test.ts"] : []),
     ],
     // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
-    // subject, request deadlines, has other tests), one that calls process.chdir, which Stryker's runner (vitest
-    // threads, forced) does not allow, and one that sets HOME, which a worker thread changes for itself but not for
-    // os.homedir() (libuv reads the process's own environment).
+    // subject, request deadlines, has other tests) and one that sets HOME, which Stryker's runner (vitest threads,
+    // forced) changes for its worker thread but not for os.homedir() (libuv reads the process's own environment).
     testNamePattern: new RegExp(`^(?!.*(${leftOut.join("|")}))`),
     // A mutant that makes a request hang fails its first test at the timeout; the slowest test takes 7 s here.
     testTimeout: 15_000,
