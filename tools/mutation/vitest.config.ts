@@ -9,11 +9,16 @@
  */
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "../../vitest.config.js";
+import { slowTests } from "./slow-tests.js";
 
+const core = process.env.OUTPOST_MUTATION_GROUP === "core";
 const leftOut = [
   "applies the connection's requestTimeoutMs to every request but exec and watch",
   "resolves a relative Include under ~/.ssh and ~/ under the home, wherever the including file is",
+  // The files outside sdk/src/ssh run without the slowest tests (slow-tests.ts).
+  ...(core ? slowTests : []),
 ];
+const literally = (title: string) => title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export default defineConfig({
   ...base,
@@ -30,12 +35,12 @@ export default defineConfig({
       "sdk/test/dist.test.ts",
       // run.sh mutates sdk/src/ssh apart from the rest; the rest leaves out the loopback-sshd test (25 s), which
       // would otherwise run again for every surviving mutant of the code it shares with the conformance suite.
-      ...(process.env.OUTPOST_MUTATION_GROUP === "core" ? ["sdk/test/ssh.e2e.test.ts"] : []),
+      ...(core ? ["sdk/test/ssh.e2e.test.ts"] : []),
     ],
     // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
     // subject, request deadlines, has other tests) and one that sets HOME, which Stryker's runner (vitest threads,
     // forced) changes for its worker thread but not for os.homedir() (libuv reads the process's own environment).
-    testNamePattern: new RegExp(`^(?!.*(${leftOut.join("|")}))`),
+    testNamePattern: new RegExp(`^(?!.*(${leftOut.map(literally).join("|")}))`),
     // A mutant that makes a request hang fails its first test at the timeout; the slowest test takes 7 s here.
     testTimeout: 15_000,
     hookTimeout: 15_000,
