@@ -1,6 +1,8 @@
 // Connection against the real Outpost agent (skipped until `make agent` has built it).
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { assert, describe, expect, it } from "vitest";
 import { type Connection, isConnectionLost } from "../src/connection.js";
 import { closedAfterEach, isAlive, rejection } from "./fixtures/connections.js";
 import { realAgent } from "./fixtures/real-agent.js";
@@ -105,5 +107,78 @@ describe("the real agent", () => {
       },
     );
     expect((await reply).json).toEqual({ exitCode: 137 });
+  });
+});
+
+describe("the memory replies are decoded into", () => {
+  const file = async (bytes: Uint8Array) => {
+    const dir = await mkdtemp(join(tmpdir(), "outpost-payload-"));
+    const path = join(dir, "f.bin");
+    await writeFile(path, bytes);
+    return { path, dir };
+  };
+  const bytes = Uint8Array.from({ length: 3000 }, (_, i) => i % 251);
+
+  it("is the array payloadInto names, of the payload's length", async () => {
+    const connection = connect();
+    const { path, dir } = await file(bytes);
+    try {
+      let given: Uint8Array | undefined;
+      const lengths: number[] = [];
+      const reply = await connection.request(
+        "readFile",
+        { path, max: 4096 },
+        {
+          payloadInto: (length) => {
+            lengths.push(length);
+            given = new Uint8Array(length);
+            return given;
+          },
+        },
+      );
+      expect(lengths).toEqual([bytes.length]);
+      expect(reply.payload).toBe(given);
+      expect(Buffer.from(reply.payload).equals(Buffer.from(bytes))).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is fresh memory when payloadInto declines or throws, with the same bytes", async () => {
+    const connection = connect();
+    const { path, dir } = await file(bytes);
+    try {
+      for (const payloadInto of [() => undefined, () => assert.fail("a chooser that throws")]) {
+        const reply = await connection.request("readFile", { path, max: 4096 }, { payloadInto });
+        expect(Buffer.from(reply.payload).equals(Buffer.from(bytes))).toBe(true);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is a view into received memory with transientEvents, and each event's own without", async () => {
+    const connection = connect();
+    // Three output events at least: three writes, apart in time.
+    const command = "printf aaaa; sleep 0.05; printf bbbb; sleep 0.05; printf cccc";
+    for (const transientEvents of [true, false]) {
+      const owned: boolean[] = [];
+      let text = "";
+      await connection.request(
+        "exec",
+        { command, cwd: tmpdir() },
+        {
+          transientEvents,
+          onEvent: (_json, payload) => {
+            // Memory of its own is exactly the payload; a view shares the frame's received bytes (its header too).
+            owned.push(payload.buffer.byteLength === payload.byteLength);
+            text += Buffer.from(payload).toString();
+          },
+        },
+      );
+      expect(text).toBe("aaaabbbbcccc");
+      expect(owned.length).toBeGreaterThanOrEqual(3);
+      expect(owned).toEqual(owned.map(() => !transientEvents));
+    }
   });
 });
