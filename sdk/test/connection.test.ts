@@ -406,6 +406,10 @@ describe("close", () => {
     const later = await rejection(connection.request("echo", {}));
     expect(later).toMatchObject({ code: "unknown", message: "Connection closed" });
     expect(isConnectionLost(later)).toBe(false);
+    // A request bound to the closed session (a handle's) is closed too, not lost.
+    const bound = await rejection(connection.request("echo", {}, { session: 1 }));
+    expect(bound).toMatchObject({ code: "unknown", message: "Connection closed" });
+    expect(isConnectionLost(bound)).toBe(false);
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
