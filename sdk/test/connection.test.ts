@@ -1,5 +1,5 @@
 // Connection against fake agents (node scripts in fixtures/), covering start, framing, liveness and failures.
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -411,6 +411,46 @@ describe("close", () => {
     expect(bound).toMatchObject({ code: "unknown", message: "Connection closed" });
     expect(isConnectionLost(bound)).toBe(false);
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it("fails a start closed before the agent process even started, and starts none later", async () => {
+    const connection = connect({ command: fake("good") });
+    const starting = rejection(connection.info());
+    await connection.close();
+    expect(await starting).toMatchObject({ code: "unknown", message: "Connection closed" });
+    expect(await rejection(connection.info())).toMatchObject({ code: "unknown", message: "Connection closed" });
+    expect(connection.session()).toBeUndefined();
+  });
+
+  it("kills an agent a launcher was still starting when close() ran", async () => {
+    let launched: ChildProcess | undefined;
+    let release: (() => void) | undefined;
+    const connection = connect({
+      launch: async (args) => {
+        // The launcher (an SSH transport, say) is still at work when close() runs.
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const [command, ...rest] = fake("good");
+        launched = spawn(command, [...rest, ...args], { stdio: "pipe" });
+        return launched;
+      },
+    });
+    const starting = rejection(connection.info());
+    await expect.poll(() => release).toBeDefined();
+    await connection.close();
+    release?.();
+    expect(await starting).toMatchObject({ code: "unknown", message: "Connection closed" });
+    await expect.poll(() => launched?.exitCode !== null || launched?.signalCode !== null).toBe(true);
+    expect(launched?.killed).toBe(true);
+  });
+
+  it("ignores a kill for a command of no live session", async () => {
+    const connection = connect({ command: fake("good") });
+    expect(() => connection.kill(1, 1)).not.toThrow();
+    await connection.info();
+    expect(() => connection.kill(1, 7)).not.toThrow();
+    expect((await connection.request("echo", {})).session).toBe(1);
   });
 
   it("fails a start in progress", async () => {
