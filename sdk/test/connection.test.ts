@@ -1,5 +1,5 @@
 // Connection against fake agents (node scripts in fixtures/), covering start, framing, liveness and failures.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -423,7 +423,7 @@ describe("close", () => {
   });
 
   it("kills an agent a launcher was still starting when close() ran", async () => {
-    let launched: ChildProcess | undefined;
+    let launched: ChildProcessWithoutNullStreams | undefined;
     let release: (() => void) | undefined;
     const connection = connect({
       launch: async (args) => {
