@@ -393,6 +393,21 @@ describe("sessions", () => {
   });
 });
 
+describe("the agent's output ending", () => {
+  it("fails pending requests as lost while the agent process lives on", async () => {
+    const connection = connect({ command: fake("good") });
+    const { pid } = await connection.info();
+    const waiting = rejection(connection.request("wait", {}));
+    const closing = rejection(connection.request("close-stdout", {}));
+    expect(isConnectionLost(await closing)).toBe(true);
+    expect(isConnectionLost(await waiting)).toBe(true);
+    expect(connection.session()).toBeUndefined();
+    // The next request starts a new agent.
+    const second = await connection.info();
+    expect(second.pid).not.toBe(pid);
+  });
+});
+
 describe("close", () => {
   it("rejects pending and later requests with 'Connection closed', not lost", async () => {
     const connection = connect({ command: fake("good") });
