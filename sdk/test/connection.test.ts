@@ -125,6 +125,19 @@ describe("marker line", () => {
     expect(logs).toEqual(["Welcome to fakehost\n\n   last login: never"]);
   });
 
+  it("logs nothing when the marker comes first", async () => {
+    const logs: string[] = [];
+    const connection = connect({ command: fake("good"), onLog: (text) => logs.push(text) });
+    await connection.info();
+    expect(logs).toEqual([]);
+  });
+
+  it("finds a marker split across the chunk where the noise overflows the search window", async () => {
+    // 1 MiB of noise is the search window; the marker's first bytes end the write that crosses it.
+    const connection = connect({ command: fake("flood-split", String(1024 * 1024 + 100)) });
+    expect((await connection.info()).protocol).toBe(1);
+  });
+
   it("finds the marker after megabytes of noise", async () => {
     const logs: string[] = [];
     const connection = connect({ command: fake("flood", String(3 * 1024 * 1024)), onLog: (text) => logs.push(text) });
@@ -137,6 +150,20 @@ describe("marker line", () => {
 });
 
 describe("start failures", () => {
+  it("fails the start soon after the agent exits, even while a descendant holds its pipes", async () => {
+    const connection = connect({ command: fake("orphan-exit") });
+    const started = performance.now();
+    const error = await rejection(connection.info());
+    expect(isConnectionLost(error)).toBe(true);
+    const message = String((error as Error).message);
+    const orphan = Number(/orphan (\d+)/.exec(message)?.[1]);
+    if (orphan > 0) process.kill(orphan);
+    expect(message).toMatch(/exited with code 3 before it was ready/);
+    // The exit is waited on for 2 s at most to drain stderr, not for the descendant's 10 s.
+    expect(performance.now() - started).toBeLessThan(6000);
+    expect(orphan).toBeGreaterThan(0);
+  });
+
   it("includes the end of stderr when the agent exits before it is ready", async () => {
     const connection = connect({ command: stderrExit(255, "ssh: Permission denied (publickey).\r\n") });
     const error = await rejection(connection.info());

@@ -14,6 +14,7 @@ export const slowTests: readonly string[] = [
   "carries large payloads both ways, respecting stdin backpressure and frame order", // 597 ms
   "counts 30 s (here 300 ms) of silence as a lost connection", // 409 ms
   "gives up on an agent that never answers hello", // 311 ms
+  "fails the start soon after the agent exits, even while a descendant holds its pipes", // 2167 ms (added later)
   "has none by default: an unanswered request keeps waiting", // 304 ms
   // sdk/test/host-errors.test.ts
   "timeout keeps the spill path, assigned after construction", // 525 ms
