@@ -13,6 +13,7 @@ import { isAlive } from "./fixtures/connections.js";
 const SDK_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const REPO_ROOT = dirname(SDK_ROOT);
 const IDLE = fileURLToPath(new URL("./fixtures/local-idle.ts", import.meta.url));
+const BUSY = fileURLToPath(new URL("./fixtures/local-busy.ts", import.meta.url));
 const hostBinary = join(SDK_ROOT, "bin", `${hostPlatform()}-${process.arch}`, "outpost");
 const agentPath = process.env.OUTPOST_AGENT || hostBinary;
 const context = { abortSignal: undefined };
@@ -177,6 +178,15 @@ describe("LocalExecutionEnv", () => {
       delete process.env.OUTPOST_EARLY;
       await env.close();
     }
+  });
+
+  it("keeps the host process alive while a command runs, after its first output too", async () => {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", BUSY, agentPath], {
+      cwd: REPO_ROOT,
+      timeout: 20_000,
+    });
+    expect(stderr).toBe("");
+    expect(JSON.parse(stdout)).toEqual({ ok: true, output: "earlylate" });
   });
 
   it("never keeps the host process alive while idle", async () => {
