@@ -523,6 +523,7 @@ describe("request deadlines", () => {
     const error = await rejection(connection.request("wait", {}, { timeoutMs: 100 }));
     expect(isConnectionLost(error)).toBe(true);
     expect(error.fields.timedOut).toBe(true);
+    expect(error.code).toBe("unknown");
     expect(error.message).toBe("outpost agent did not answer wait within 100 ms");
     // The cancel reached the agent (which answered it, too late), and the connection keeps working.
     const received = await connection.request("received", {});
