@@ -182,3 +182,27 @@ describe("the memory replies are decoded into", () => {
     }
   });
 });
+
+describe("holding the host process", () => {
+  // The agent's child process, when it keeps this process's event loop alive (observed in this thread, so the
+  // check runs wherever the test does, Stryker's worker threads included).
+  const held = () => process.getActiveResourcesInfo().filter((resource) => resource === "ProcessWrap").length;
+
+  it("holds it while a request is pending, after the request's first event too, and lets go when idle", async () => {
+    const before = held();
+    const connection = connect();
+    await connection.info();
+    expect(held()).toBe(before);
+    const during: number[] = [];
+    const running = connection.request(
+      "exec",
+      { command: "printf early; sleep 0.2; printf late", cwd: tmpdir() },
+      { onEvent: () => during.push(held()) },
+    );
+    expect(held()).toBe(before + 1);
+    await running;
+    expect(during.length).toBeGreaterThanOrEqual(1);
+    expect(during).toEqual(during.map(() => before + 1));
+    expect(held()).toBe(before);
+  });
+});

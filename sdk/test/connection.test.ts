@@ -557,3 +557,20 @@ describe("request deadlines", () => {
     expect(echo.json.echo).toEqual({ value: 2, op: "echo" });
   });
 });
+
+describe("holding the host process", () => {
+  // The agent's child process, when it keeps this thread's event loop alive.
+  const held = () => process.getActiveResourcesInfo().filter((resource) => resource === "ProcessWrap").length;
+
+  it("lets a background request go at its first event; a foreground one holds on until it ends", async () => {
+    const connection = connect({ command: fake("good") });
+    await connection.info();
+    const idle = held();
+    for (const background of [true, false]) {
+      const during: number[] = [];
+      await connection.request("events", { count: 2 }, { background, onEvent: () => during.push(held()) });
+      expect(during).toEqual(background ? [idle, idle] : [idle + 1, idle + 1]);
+      expect(held()).toBe(idle);
+    }
+  });
+});
