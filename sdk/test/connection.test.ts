@@ -563,9 +563,12 @@ describe("holding the host process", () => {
   const held = () => process.getActiveResourcesInfo().filter((resource) => resource === "ProcessWrap").length;
 
   it("lets a background request go at its first event; a foreground one holds on until it ends", async () => {
+    // Agents of earlier tests may still be exiting.
+    await expect.poll(held, { timeout: 5000 }).toBe(0);
     const connection = connect({ command: fake("good") });
     await connection.info();
     const idle = held();
+    expect(idle).toBe(0);
     for (const background of [true, false]) {
       const during: number[] = [];
       await connection.request("events", { count: 2 }, { background, onEvent: () => during.push(held()) });
