@@ -2,7 +2,7 @@ import { readFileSync, renameSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { RemoteError } from "../src/connection.js";
-import { FileError } from "../src/errors.js";
+import { ExecutionError, FileError } from "../src/errors.js";
 import {
   abortedError,
   fileErrorCode,
@@ -176,5 +176,15 @@ describe("nulByteError", () => {
       (error: Error) => error.message,
     );
     expect(nulByteError("prefix", "/tmp/p\u0000-", undefined).message).toBe(message);
+  });
+});
+
+describe("the error classes", () => {
+  it("carry a cause only when one was given, as Node's own errors do", () => {
+    const cause = new Error("below");
+    expect(Object.hasOwn(new FileError("unknown", "m", "/p"), "cause")).toBe(false);
+    expect(new FileError("unknown", "m", "/p", cause).cause).toBe(cause);
+    expect(Object.hasOwn(new ExecutionError("unknown", "m"), "cause")).toBe(false);
+    expect(new ExecutionError("unknown", "m", cause).cause).toBe(cause);
   });
 });

@@ -130,6 +130,35 @@ describe("readManifest", () => {
 });
 
 describe("LocalExecutionEnv", () => {
+  it("gives commands this process's environment as it is at each call, removals included", async () => {
+    const name = "OUTPOST_TEST_REMOVED_LATER";
+    process.env[name] = "set";
+    const env = new LocalExecutionEnv({ agentPath });
+    const run = async () => {
+      let output = "";
+      const result = await env.exec(
+        `printf %s "\${${name}-unset}"`,
+        {
+          onOutput: (text: string) => {
+            output += text;
+          },
+        },
+        context,
+      );
+      expect(result.ok).toBe(true);
+      return output;
+    };
+    try {
+      // The agent starts with the variable set, and keeps it in its own environment.
+      expect(await run()).toBe("set");
+      delete process.env[name];
+      expect(await run()).toBe("unset");
+    } finally {
+      delete process.env[name];
+      await env.close();
+    }
+  });
+
   it("is the node:local namespace with the process cwd by default", () => {
     const env = new LocalExecutionEnv({ agentPath: "/unused/outpost" });
     expect(env.id).toBe("node:local");
