@@ -119,6 +119,29 @@ describe("exec on the real agent", () => {
     expect(result.ok ? undefined : result.error).toMatchObject({ code: "aborted", message: "aborted" });
   });
 
+  it("aborts a command whose signal fires while its cwd is being resolved, before it is sent", async () => {
+    const controller = new AbortController();
+    let resolving: () => void = () => {};
+    const resolved = new Promise<void>((done) => {
+      resolving = done;
+    });
+    // The cwd resolves only after the abort: the signal is already aborted when the request would go out.
+    const slowCwd: CommandEnv = {
+      ...env,
+      resolve: async (path) => {
+        controller.abort();
+        await resolved;
+        return resolve(dir, path);
+      },
+    };
+    const started = performance.now();
+    const running = runner.exec("sleep 5", { cwd: "." }, { abortSignal: controller.signal }, slowCwd);
+    resolving();
+    const result = await running;
+    expect(result.ok ? undefined : result.error).toMatchObject({ code: "aborted" });
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
   it("kills running commands on cleanup with status 137", async () => {
     const running = runner.exec("echo started; sleep 5", { onOutput: () => void runner.cleanup() }, context, env);
     expect(await running).toEqual({ ok: true, value: { exitCode: 137 } });
