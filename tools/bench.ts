@@ -5,7 +5,8 @@
 // `pipe` (RemoteExecutionEnv over a Connection that spawns the agent: the generic remote path on a local pipe),
 // `ssh2` and `openssh` (connectSsh through each transport to a loopback sshd, when /usr/sbin/sshd is installed).
 // Anchors: `node` (fs.promises / child_process.spawn in process), `echo` (a hello request's bytes through `cat` in a
-// child: the pipe's floor), `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
+// child: the pipe's floor; beside it `go-cat` and `go-poll`, the same echo through a Go process, tools/benchfloor),
+// `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
 // channel / through `ssh -T host cat`), `ssh2-exec` (an exec channel on one connection), `ssh-true` (a fresh
 // `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts) and the watching rows (tools/bench-watch.ts).
 //
@@ -101,6 +102,18 @@ async function populate(root: string, bigBytes: number): Promise<void> {
 }
 
 /** The size of a hello request frame as the SDK sends it: the echo anchor moves exactly this many bytes. */
+/** Builds tools/benchfloor into `dir`; undefined (and a note) when Go is not there to build it. */
+function buildBenchFloor(dir: string): string | undefined {
+  const out = join(dir, "benchfloor");
+  try {
+    execFileSync("go", ["build", "-o", out, "./tools/benchfloor"], { stdio: ["ignore", "ignore", "pipe"] });
+    return out;
+  } catch (error) {
+    console.error(`bench: no go-cat/go-poll rows (go build ./tools/benchfloor failed: ${(error as Error).message})`);
+    return undefined;
+  }
+}
+
 function helloRequestSize(): number {
   return encodeFrame(FrameType.request, 1, { protocol: 1, op: "hello" }).reduce((sum, piece) => sum + piece.length, 0);
 }
@@ -145,6 +158,22 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
     const cat = spawn("cat", { stdio: ["pipe", "pipe", "ignore"] });
     cleanups.push(async () => cat.kill());
     const echo: Echo = echoThrough(cat.stdin, cat.stdout, echoSize);
+    // The same echo through a Go process (tools/benchfloor): what the Go runtime costs a round trip before the agent
+    // does any work, reading its stdin blocking (`go-cat`) or through the network poller as the agent does
+    // (`go-poll`).
+    const goFloors: Candidate[] = [];
+    const floor = buildBenchFloor(scratch);
+    if (floor !== undefined) {
+      for (const [name, args] of [
+        ["go-cat", []],
+        ["go-poll", ["-poller"]],
+      ] as const) {
+        const child = spawn(floor, [...args], { stdio: ["pipe", "pipe", "ignore"] });
+        cleanups.push(async () => child.kill());
+        const goEcho = echoThrough(child.stdin, child.stdout, echoSize);
+        goFloors.push({ name, run: () => goEcho() });
+      }
+    }
 
     let ssh: SshSide | undefined;
     let sftpRoot = "";
@@ -300,6 +329,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
             (candidate) => candidate.name !== "reference",
           ),
           anchor("echo", echo),
+          ...goFloors,
           ...(ssh === undefined ? [] : [anchor("ssh2-cat", ssh.ssh2Echo), anchor("ssh-cat", ssh.opensshEcho)]),
         ],
       },
