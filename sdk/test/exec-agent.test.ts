@@ -112,6 +112,25 @@ describe("exec on the real agent", () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it("removes a variable given as undefined, inherited or from shellEnv", async () => {
+    const withVariable = { ...env, shellEnv: { ...env.shellEnv, OUTPOST_TEST_GONE: "from shellEnv" } };
+    const printed = async (options: ShellExecOptions) => {
+      let text = "";
+      const script = 'printf %s "${OUTPOST_TEST_GONE-unset}"';
+      const onOutput = (chunk: string) => {
+        text += chunk;
+      };
+      const result = await runner.exec(script, { ...options, onOutput }, context, withVariable);
+      expect(result.ok).toBe(true);
+      return text;
+    };
+    expect(await printed({})).toBe("from shellEnv");
+    // Node's spawn skips undefined values, so the key removes the variable.
+    const unset = { OUTPOST_TEST_GONE: undefined } as unknown as Record<string, string>;
+    expect(await printed({ env: unset })).toBe("unset");
+    expect(await printed({ env: unset, inheritEnv: false })).toBe("unset");
+  });
+
   it("aborts mid-run", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
