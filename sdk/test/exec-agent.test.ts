@@ -116,6 +116,7 @@ describe("exec on the real agent", () => {
     const withVariable = { ...env, shellEnv: { ...env.shellEnv, OUTPOST_TEST_GONE: "from shellEnv" } };
     const printed = async (options: ShellExecOptions) => {
       let text = "";
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
       const script = 'printf %s "${OUTPOST_TEST_GONE-unset}"';
       const onOutput = (chunk: string) => {
         text += chunk;
