@@ -5,7 +5,7 @@
  * conformance suite is in spec/.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
@@ -134,6 +134,27 @@ describe("readTextFile / readBinaryFile with and without the agent's one-request
     expect(plain.open).toBe(2 * paths.length);
     // Each of the 4 files that fit saves its pread and close on both reads.
     expect([plain.pread - fused.pread, plain.close - fused.close]).toEqual([8, 8]);
+  });
+});
+
+describe("readTextFile / readBinaryFile on the protocol-1 path (no readFile feature)", () => {
+  it.runIf(onPosix)("follows a symbolic link, as Node's readFile does", async () => {
+    const { view, ops } = viewOf((announced) => announced.filter((feature) => feature !== "readFile"));
+    remote = new RemoteExecutionEnv({ connection: view, id: "outpost:test", cwd: remoteRoot });
+    for (const [root, env] of [
+      [localRoot, local],
+      [remoteRoot, remote],
+    ] as const) {
+      writeFileSync(join(root, "target.txt"), "through the link");
+      symlinkSync("target.txt", join(root, "link.txt"));
+      symlinkSync("missing.txt", join(root, "dangling.txt"));
+      expect(await env.exists("link.txt", none)).toEqual({ ok: true, value: true });
+    }
+    await same("readTextFile link.txt", (env) => env.readTextFile("link.txt", none));
+    await same("readBinaryFile link.txt", (env) => env.readBinaryFile("link.txt", none));
+    await same("readTextFile dangling.txt", (env) => env.readTextFile("dangling.txt", none));
+    expect(ops).toContain("open");
+    expect(ops).not.toContain("readFile");
   });
 });
 
