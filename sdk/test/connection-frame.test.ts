@@ -120,13 +120,21 @@ describe("FrameDecoder payload targets", () => {
     }
   });
 
-  it("never hands out transient memory from push", () => {
-    const decoded = new FrameDecoder(() => TRANSIENT).push(frames());
+  it("never hands out transient memory from push, also after each", () => {
+    const owned = (frame: { payload: Uint8Array }) => frame.payload.buffer.byteLength === frame.payload.byteLength;
+    const decoder = new FrameDecoder(() => TRANSIENT);
+    const decoded = decoder.push(frames());
     expect(decoded.map((frame) => [frame.payload.length, frame.payload[0]])).toEqual([
       [70_000, 1],
       [3, 2],
       [5, 3],
     ]);
+    expect(decoded.map(owned)).toEqual([true, true, true]);
+    // each() hands out views into the received chunk; a push() after it still gets memory of its own.
+    const viewed: boolean[] = [];
+    decoder.each(frames(), (frame) => viewed.push(owned(frame)));
+    expect(viewed).toEqual([false, false, false]);
+    expect(decoder.push(frames()).map(owned)).toEqual([true, true, true]);
   });
 });
 
@@ -139,8 +147,11 @@ describe("encodeFrame", () => {
     expect(frame).toEqual({ type: 1, id: 7, json: { op: "x", n: 1 }, payload: new Uint8Array([1, 2]) });
   });
 
-  it("refuses a frame above 16 MiB", () => {
+  it("refuses a frame above 16 MiB, and encodes one of exactly 16 MiB", () => {
     expect(() => encodeFrame(FrameType.request, 1, {}, new Uint8Array(MAX_FRAME))).toThrow(RangeError);
+    // The length counts the 9-byte header, the JSON ("{}") and the payload.
+    const pieces = encodeFrame(FrameType.request, 1, {}, new Uint8Array(MAX_FRAME - 9 - 2));
+    expect(Buffer.from(pieces[0]).readUInt32BE(0)).toBe(MAX_FRAME);
   });
 
   it("makes string values well-formed, leaving keys alone", () => {
