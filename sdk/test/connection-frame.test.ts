@@ -76,9 +76,12 @@ describe("FrameDecoder", () => {
   });
 
   it("rejects a bad length as soon as the prefix arrives", () => {
-    const prefix = Buffer.alloc(4);
-    prefix.writeUInt32BE(MAX_FRAME + 1, 0);
-    expect(() => new FrameDecoder().push(prefix)).toThrow(CorruptFrameError);
+    // Above the limit, and below the 9-byte header every frame has.
+    for (const length of [MAX_FRAME + 1, 8, 0]) {
+      const prefix = Buffer.alloc(4);
+      prefix.writeUInt32BE(length, 0);
+      expect(() => new FrameDecoder().push(prefix), String(length)).toThrow(CorruptFrameError);
+    }
   });
 });
 
