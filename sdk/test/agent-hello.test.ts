@@ -5,7 +5,7 @@ import { toRemoteInfo } from "../src/agent-hello.js";
 
 describe("toRemoteInfo", () => {
   it("takes the fields of a complete answer", () => {
-    const info = toRemoteInfo({
+    const complete = {
       protocol: 1,
       version: "0.1.0",
       os: "linux",
@@ -17,20 +17,8 @@ describe("toRemoteInfo", () => {
       driveCwds: { D: "D:\\data" },
       pid: 42,
       features: ["readFile", "listFiles"],
-    });
-    expect(info).toEqual({
-      protocol: 1,
-      version: "0.1.0",
-      os: "linux",
-      arch: "x86_64",
-      home: "/home/a",
-      separator: "/",
-      tmpdir: "/tmp",
-      cwd: "/work",
-      driveCwds: { D: "D:\\data" },
-      pid: 42,
-      features: ["readFile", "listFiles"],
-    });
+    };
+    expect(toRemoteInfo(complete)).toEqual(complete);
   });
 
   it("gives every missing field its empty value, and the separator of the OS", () => {
