@@ -4,7 +4,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { assert, describe, expect, it } from "vitest";
 import { type Connection, isConnectionLost } from "../src/connection.js";
-import { closedAfterEach, isAlive, rejection } from "./fixtures/connections.js";
+import { closedAfterEach, heldProcesses, isAlive, rejection } from "./fixtures/connections.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
 const openConnection = closedAfterEach();
@@ -184,26 +184,22 @@ describe("the memory replies are decoded into", () => {
 });
 
 describe("holding the host process", () => {
-  // The agent's child process, when it keeps this process's event loop alive (observed in this thread, so the
-  // check runs wherever the test does, Stryker's worker threads included).
-  const held = () => process.getActiveResourcesInfo().filter((resource) => resource === "ProcessWrap").length;
-
   it("holds it while a request is pending, after the request's first event too, and lets go when idle", async () => {
     // Agents of earlier tests may still be exiting.
-    await expect.poll(held, { timeout: 5000 }).toBe(0);
+    await expect.poll(heldProcesses, { timeout: 5000 }).toBe(0);
     const connection = connect();
     await connection.info();
-    expect(held()).toBe(0);
+    expect(heldProcesses()).toBe(0);
     const during: number[] = [];
     const running = connection.request(
       "exec",
       { command: "printf early; sleep 0.2; printf late", cwd: tmpdir() },
-      { onEvent: () => during.push(held()) },
+      { onEvent: () => during.push(heldProcesses()) },
     );
-    expect(held()).toBe(1);
+    expect(heldProcesses()).toBe(1);
     await running;
     expect(during.length).toBeGreaterThanOrEqual(1);
     expect(during).toEqual(during.map(() => 1));
-    expect(held()).toBe(0);
+    expect(heldProcesses()).toBe(0);
   });
 });

@@ -141,23 +141,16 @@ describe("exec on the real agent", () => {
 
   it("aborts a command whose signal fires while its cwd is being resolved, before it is sent", async () => {
     const controller = new AbortController();
-    let resolving: () => void = () => {};
-    const resolved = new Promise<void>((done) => {
-      resolving = done;
-    });
-    // The cwd resolves only after the abort: the signal is already aborted when the request would go out.
-    const slowCwd: CommandEnv = {
+    // The abort fires during the cwd's resolution: the signal is already aborted when the request would go out.
+    const abortingCwd: CommandEnv = {
       ...env,
       resolve: async (path) => {
         controller.abort();
-        await resolved;
         return resolve(dir, path);
       },
     };
     const started = performance.now();
-    const running = runner.exec("sleep 5", { cwd: "." }, { abortSignal: controller.signal }, slowCwd);
-    resolving();
-    const result = await running;
+    const result = await runner.exec("sleep 5", { cwd: "." }, { abortSignal: controller.signal }, abortingCwd);
     expect(result.ok ? undefined : result.error).toMatchObject({ code: "aborted" });
     expect(performance.now() - started).toBeLessThan(3000);
   });
