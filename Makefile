@@ -71,9 +71,7 @@ mutation-save:
 	gzip -9 -n -c .cache/mutation/stryker-incremental.json >tools/mutation/stryker-results.json.gz
 
 mutation-summary:
-	mkdir -p .cache/mutation
-	[ -e .cache/mutation/stryker-incremental.json ] || \
-	  gunzip -c tools/mutation/stryker-results.json.gz >.cache/mutation/stryker-incremental.json
+	tools/mutation/seed.sh
 	node --import tsx tools/mutation/summary.ts .cache/mutation stryker-saved
 
 ## fuzz: a long fuzzing run of the frame decoder and request dispatch

@@ -101,7 +101,6 @@ async function populate(root: string, bigBytes: number): Promise<void> {
   await writeFile(join(root, "big.bin"), new Uint8Array(bigBytes).fill(7));
 }
 
-/** The size of a hello request frame as the SDK sends it: the echo anchor moves exactly this many bytes. */
 /** Builds tools/benchfloor into `dir`; undefined (and a note) when Go is not there to build it. */
 function buildBenchFloor(dir: string): string | undefined {
   const out = join(dir, "benchfloor");
@@ -114,6 +113,7 @@ function buildBenchFloor(dir: string): string | undefined {
   }
 }
 
+/** The size of a hello request frame as the SDK sends it: the echo anchor moves exactly this many bytes. */
 function helloRequestSize(): number {
   return encodeFrame(FrameType.request, 1, { protocol: 1, op: "hello" }).reduce((sum, piece) => sum + piece.length, 0);
 }

@@ -36,9 +36,10 @@ func main() {
 
 // nonBlocking reopens f in non-blocking mode, so that Go's poller waits for it.
 func nonBlocking(f *os.File) *os.File {
-	if err := syscall.SetNonblock(int(f.Fd()), true); err != nil {
+	fd := f.Fd()
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
 		fmt.Fprintln(os.Stderr, "benchfloor:", err)
 		os.Exit(1)
 	}
-	return os.NewFile(f.Fd(), f.Name())
+	return os.NewFile(fd, f.Name())
 }

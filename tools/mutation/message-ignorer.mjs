@@ -5,7 +5,8 @@
 // survivor costs a run of all its covering tests. A "message" here is a string or template literal, or a `+`
 // concatenation of them, that is:
 // - an argument of `new SomethingError(…)` or of a call to a function whose name ends in `Error` (`lostError(…)`;
-//   not a converter or predicate, `toFileError(…)`, `isCodedError(…)`), unless it reads like a code (`"timeout"`, `"spawn_error"`, `"ENOENT"`: no space, only letters, digits, `_`);
+//   not a converter or predicate, `toFileError(…)`, `isCodedError(…)`), unless it reads like a code (`"timeout"`,
+//   `"spawn_error"`, `"ENOENT"`: no space, only letters, digits, `_`);
 // - the value of a `message` property in an object literal, or the initial value of a variable named `message` or
 //   `…_MESSAGE` / `…Message`.
 // Codes, op names and every other string stay mutated.

@@ -50,14 +50,12 @@ fi
 
 echo "mutation: ${#ts_files[@]} TypeScript file(s), ${#go_pkgs[@]} Go package(s)"
 
-# Stryker's results so far, kept in the repository (`make mutation-save`): a full run of sdk/src takes longer than
-# a working session here, so runs pick up where the last one stopped (checkpoint-reporter.mjs saves as it goes).
-saved=tools/mutation/stryker-results.json.gz
 if [ ${#ts_files[@]} -gt 0 ]; then
   rm -f "$out"/stryker-report.json
-  if [ ! -e "$out"/stryker-incremental.json ] && [ -e "$saved" ]; then
-    gunzip -c "$saved" >"$out"/stryker-incremental.json
-  fi
+  # Stryker's results so far, kept in the repository (`make mutation-save`): a full run of sdk/src takes longer
+  # than a working session here, so runs pick up where the last one stopped (checkpoint-reporter.mjs saves as it
+  # goes).
+  tools/mutation/seed.sh
   # Two runs: the files outside sdk/src/ssh without the loopback-sshd test (vitest.config.ts), then sdk/src/ssh
   # with every test.
   ssh_files=() core_files=()
