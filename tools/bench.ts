@@ -6,6 +6,7 @@
 // `ssh2` and `openssh` (connectSsh through each transport to a loopback sshd, when /usr/sbin/sshd is installed).
 // Anchors: `node` (fs.promises / child_process.spawn in process), `echo` (a hello request's bytes through `cat` in a
 // child: the pipe's floor; beside it `go-cat` and `go-poll`, the same echo through a Go process, tools/benchfloor),
+// `cat` in the 64 MiB rows (the bytes through a spawned `cat`'s pipe: the bulk floor, tools/bench-pipe-floor.ts),
 // `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
 // channel / through `ssh -T host cat`), `ssh2-exec` (an exec channel on one connection), `ssh-true` (a fresh
 // `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts) and the watching rows (tools/bench-watch.ts).
@@ -40,6 +41,7 @@ import {
   type RowSpec,
 } from "./bench-harness.js";
 import { benchListFiles } from "./bench-list-files.js";
+import { catRead, catWrite } from "./bench-pipe-floor.js";
 import { type SshSide, sshUnavailable, startSshSide } from "./bench-ssh.js";
 import { benchWatch } from "./bench-watch.js";
 
@@ -344,6 +346,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.writeFile("big-out.bin", big, context))),
           anchor("node", () => writeFile(nodePath("big-out.bin"), big)),
+          anchor("cat", () => catWrite(nodePath("big-cat.bin"), big, false)),
           // fastPut reads a local file (here the same bytes on the same disk) and writes it with parallel requests.
           ...sftpAnchor((s) => call((done) => s.fastPut(join(nodeRoot, "big.bin"), sftpPath("big-out.bin"), done))),
         ],
@@ -367,6 +370,11 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
             () => appendFile(nodePath("big-app.bin"), big),
             () => writeFile(nodePath("big-app.bin"), ""),
           ),
+          anchor(
+            "cat",
+            () => catWrite(nodePath("big-cat.bin"), big, true),
+            () => writeFile(nodePath("big-cat.bin"), ""),
+          ),
           ...sftpAnchor(
             (s) => call((done) => s.appendFile(sftpPath("big-app.bin"), Buffer.from(big.buffer), done)),
             () => writeFile(sftpPath("big-app.bin"), ""),
@@ -384,6 +392,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         candidates: [
           ...envCandidates(async ({ env }) => must(await env.readBinaryFile("big.bin", context))),
           anchor("node", () => readFile(nodePath("big.bin"))),
+          anchor("cat", () => catRead(nodePath("big.bin"), bigBytes)),
           // fastGet reads with parallel requests and writes a local file (removed untimed before each call).
           ...sftpAnchor(
             (s) => call((done) => s.fastGet(sftpPath("big.bin"), join(nodeRoot, "got.bin"), done)),

@@ -97,6 +97,11 @@ describe("tools/bench.ts --quick --json -", () => {
       }
       expect(Object.keys(row.ratios.local ?? {}).length, row.row).toBeGreaterThan(0);
     }
+    // The bulk rows also carry the pipe's floor: the same bytes through a spawned `cat`.
+    for (const row of document.rows.slice(8, 11)) {
+      expect(Number.isFinite(row.results.cat?.median), row.row).toBe(true);
+      expect(row.ratios.local.cat, row.row).toBeCloseTo(row.results.local.median / row.results.cat.median, 10);
+    }
     expect(document.rows[13].failed).toEqual({});
     expect(Number.isFinite(document.rows[13].results.local.median)).toBe(true);
 
