@@ -161,8 +161,8 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
     cleanups.push(async () => cat.kill());
     const echo: Echo = echoThrough(cat.stdin, cat.stdout, echoSize);
     // The same echo through a Go process (tools/benchfloor): what the Go runtime costs a round trip before the agent
-    // does any work, reading its stdin blocking (`go-cat`) or through the network poller as the agent does
-    // (`go-poll`).
+    // does any work, reading its stdin blocking as the agent does (`go-cat`) or through the network poller, as the
+    // agent did until it was measured slower (`go-poll`).
     const goFloors: Candidate[] = [];
     const floor = buildBenchFloor(scratch);
     if (floor !== undefined) {

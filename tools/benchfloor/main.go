@@ -1,7 +1,7 @@
 // Command benchfloor is a bench anchor: the least a Go process can do to answer over its stdin and stdout — copy
 // every byte it reads back out, as `cat` does, with no framing, JSON or dispatch. Run as `benchfloor` it reads
-// stdin the way Go reads a pipe it was given (blocking reads on an OS thread); `benchfloor -poller` first puts
-// stdin and stdout in non-blocking mode, as the agent does, so reads and writes wait in Go's network poller. The
+// stdin the way Go reads a pipe it was given (blocking reads on an OS thread), as the agent does; `benchfloor
+// -poller` first puts stdin and stdout in non-blocking mode, so reads and writes wait in Go's network poller. The
 // two against `cat` tell what the Go runtime costs a round trip before the agent does any work of its own.
 package main
 
