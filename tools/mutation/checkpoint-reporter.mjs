@@ -30,13 +30,23 @@ class CheckpointReporter {
   #sources = new Map();
   #lastWrite = Date.now();
   #finished = false;
-  /** How many results the incremental file held at the start: a checkpoint never saves fewer. */
-  #saved = 0;
+  /**
+   * How many results arrive before the first mutant is tested (Stryker's early results: those reused from the file,
+   * ignored, not covered, and those of files outside the run's scope, which Stryker carries over). Until all of
+   * them have arrived a checkpoint would lose some, so none is written. Until Stryker's plan says how many there
+   * are, the number of results the file holds stands in for it.
+   */
+  #early = 0;
 
   constructor(options, log) {
     this.#file = options.incremental ? options.incrementalFile : undefined;
     this.#log = log;
-    if (this.#file) this.#saved = savedResults(this.#file);
+    if (this.#file) this.#early = savedResults(this.#file);
+  }
+
+  onMutationTestingPlanReady({ mutantPlans }) {
+    // Results the file held that are not early ones are being tested again: the new results replace them.
+    this.#early = mutantPlans.filter((plan) => plan.plan === "EarlyResult").length;
   }
 
   onDryRunCompleted({ result }) {
@@ -98,9 +108,8 @@ class CheckpointReporter {
 
   #write() {
     this.#lastWrite = Date.now();
-    // Results reused from the file come first, in one burst; until all have arrived, a checkpoint would lose some.
     const count = [...this.#mutants.values()].reduce((sum, list) => sum + list.length, 0);
-    if (count < this.#saved) return;
+    if (count < this.#early) return;
     const files = {};
     for (const [file, mutants] of this.#mutants) {
       files[file] = { language: "typescript", source: this.#source(file), mutants };
@@ -118,7 +127,6 @@ class CheckpointReporter {
     const temporary = `${this.#file}.partial`;
     writeFileSync(temporary, JSON.stringify(report));
     renameSync(temporary, this.#file);
-    this.#saved = count;
     this.#log.info(`checkpoint: ${count} mutant result(s) saved to ${this.#file}`);
   }
 }

@@ -128,7 +128,26 @@ describe("the checkpoint reporter", () => {
     expect(readFileSync(file, "utf8")).toBe("stryker's own");
   });
 
-  it("never saves fewer results than the file held when the run started", async () => {
+  it("saves nothing until Stryker's early results have all arrived", async () => {
+    dir = mkdtempSync(join(tmpdir(), "outpost-checkpoint-"));
+    const file = join(dir, "incremental.json");
+    const before = { files: { "sdk/src/paths.ts": { mutants: [{}, {}, {}] } } };
+    writeFileSync(file, JSON.stringify(before));
+    const saving = reporter(file);
+    saving.onDryRunCompleted({ result: { tests: [] } });
+    // Two results are reused; the third result the file held is tested again, with one new mutant.
+    saving.onMutationTestingPlanReady({
+      mutantPlans: [{ plan: "EarlyResult" }, { plan: "EarlyResult" }, { plan: "Run" }, { plan: "Run" }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    saving.onMutantTested(mutant("1", "Killed"));
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(before);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    saving.onMutantTested(mutant("2", "Survived"));
+    expect(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/paths.ts"].mutants).toHaveLength(2);
+  });
+
+  it("without Stryker's plan, never saves fewer results than the file held when the run started", async () => {
     dir = mkdtempSync(join(tmpdir(), "outpost-checkpoint-"));
     const file = join(dir, "incremental.json");
     const before = { files: { "sdk/src/paths.ts": { mutants: [{}, {}] } } };
