@@ -409,3 +409,29 @@ func TestFinishedCommandKeepsItsBackgroundJobs(t *testing.T) {
 	a.end()
 	waitProcesses(t, 0, sleep...)
 }
+
+// The agent reads its stdin with blocking reads (stdin_reader.go): a pipe it is given stays blocking, in the
+// serving process (the guardian's child) and in the guardian.
+func TestStdinStaysBlocking(t *testing.T) {
+	a := startAgent(t)
+	a.request(1, `{"op":"hello","protocol":1}`, nil)
+	a.reply(1)
+	for _, pid := range []int{a.pid(), a.serverPid()} {
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/0", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int64 = -1
+		for _, line := range strings.Split(string(info), "\n") {
+			if rest, ok := strings.CutPrefix(line, "flags:"); ok {
+				flags, err = strconv.ParseInt(strings.TrimSpace(rest), 8, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if flags < 0 || flags&syscall.O_NONBLOCK != 0 {
+			t.Fatalf("process %d: stdin flags %o, want no O_NONBLOCK", pid, flags)
+		}
+	}
+}
