@@ -130,7 +130,7 @@ func (q *fifo) pop() item {
 type Writer struct {
 	cfg Config
 	out sink
-	// batch and scratch are the writer goroutine's reusable storage for one batch.
+	// batch and scratch are the reusable storage for one batch, owned by whoever set writing.
 	batch   []item
 	scratch []byte
 	vec     [][]byte
@@ -140,6 +140,7 @@ type Writer struct {
 	bulk      fifo
 	bulkBytes int
 	closing   bool  // no new frames; the goroutine stops once the queues are empty
+	writing   bool  // a batch is being written, by the writer goroutine or by SendNow's caller
 	err       error // the write error that stopped the writer, if any
 	waiters   int   // goroutines blocked in WaitForRoom or Send
 	changed   chan struct{}
@@ -183,6 +184,37 @@ func (o *Writer) send(queue proto.Queue, f frame.Frame, counter *Counter, mergeK
 		}
 	}
 	return o.enqueueLocked(it)
+}
+
+// SendNow is Send for a frame that need not wait for the writer goroutine: when no frame is queued or being
+// written, the caller writes f itself and returns once it is written; otherwise f is queued as by Send. A failed
+// write stops the writer as any write error does (Done, Wait). The server sends with it the reply to the only
+// request in flight: nothing could be batched with it, and a hand-off to the writer goroutine would cost each
+// round trip a switch to that goroutine.
+func (o *Writer) SendNow(queue proto.Queue, f frame.Frame) error {
+	it, err := newItem(queue, f, nil)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closing || o.writing || o.control.len() > 0 || o.bulk.len() > 0 {
+		return o.enqueueLocked(it)
+	}
+	o.writing = true
+	if it.bulk {
+		o.bulkBytes += it.size
+	}
+	o.batch = append(o.batch, it)
+	o.mu.Unlock()
+	err = o.write()
+	o.mu.Lock()
+	o.finishBatchLocked(err)
+	if o.control.len() > 0 || o.bulk.len() > 0 || o.closing {
+		// Frames queued meanwhile, or a close, are the writer goroutine's again.
+		o.wakeLocked()
+	}
+	return nil
 }
 
 // SendMerging is Send for a stream of events whose payloads may be joined (command output): when the last frame
@@ -291,11 +323,16 @@ func (o *Writer) enqueueLocked(it item) error {
 		o.control.push(it)
 	}
 	it.counter.add(1)
+	o.wakeLocked()
+	return nil
+}
+
+// wakeLocked wakes the writer goroutine if it waits for frames.
+func (o *Writer) wakeLocked() {
 	select {
 	case o.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // WaitForRoom blocks while more than the bulk limit of bulk bytes is unsent. It returns nil when there is room
@@ -370,10 +407,7 @@ func (o *Writer) Close() {
 	if !o.closing {
 		o.closing = true
 		o.notifyLocked()
-		select {
-		case o.wake <- struct{}{}:
-		default:
-		}
+		o.wakeLocked()
 	}
 }
 
@@ -396,28 +430,37 @@ func (o *Writer) run() {
 		}
 		err := o.write()
 		o.mu.Lock()
-		for i := range o.batch {
-			o.settleLocked(o.batch[i])
-			o.batch[i] = item{}
-		}
-		o.batch = o.batch[:0]
+		o.finishBatchLocked(err)
+		o.mu.Unlock()
 		if err != nil {
-			o.failLocked(err)
-			o.mu.Unlock()
 			return
 		}
-		o.notifyLocked()
-		o.mu.Unlock()
 	}
 }
 
+// finishBatchLocked settles the frames of the batch just written (or failed) and releases the right to write.
+func (o *Writer) finishBatchLocked(err error) {
+	for i := range o.batch {
+		o.settleLocked(o.batch[i])
+		o.batch[i] = item{}
+	}
+	o.batch = o.batch[:0]
+	o.writing = false
+	if err != nil {
+		o.failLocked(err)
+		return
+	}
+	o.notifyLocked()
+}
+
 // next fills o.batch with the frames to write next: every waiting control frame first, then bulk frames up to
-// the batch size (at least one). It reports false when the writer is closing and nothing is left.
+// the batch size (at least one). It waits while SendNow's caller writes, and reports false when the writer is
+// closing and nothing is left.
 func (o *Writer) next() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for o.control.len() == 0 && o.bulk.len() == 0 {
-		if o.closing {
+	for o.writing || (o.control.len() == 0 && o.bulk.len() == 0) {
+		if o.closing && !o.writing {
 			o.notifyLocked()
 			return false
 		}
@@ -425,6 +468,7 @@ func (o *Writer) next() bool {
 		<-o.wake
 		o.mu.Lock()
 	}
+	o.writing = true
 	for o.control.len() > 0 && len(o.batch) < maxBatchFrames {
 		o.batch = append(o.batch, o.control.pop())
 	}

@@ -465,3 +465,78 @@ func TestWrittenCalledOnceAfterTheWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestSendNowWritesFromTheCaller(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{})
+	sent := make(chan error, 1)
+	go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+	<-g.entered
+	select {
+	case err := <-sent:
+		t.Fatalf("SendNow returned (%v) before its frame was written", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.open()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if frames := g.frames(t); len(frames) != 1 || frames[0].ID != 1 {
+		t.Fatalf("written: %+v", frames)
+	}
+	w.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSendNowQueuesBehindFramesWaitingOrBeingWritten(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{})
+	if err := w.Send(proto.ControlQueue, ev(1, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // frame 1 is being written by the writer goroutine, the queue is empty
+	for _, id := range []uint32{2, 3} {
+		if err := w.SendNow(proto.ControlQueue, ev(id, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Send(proto.BulkQueue, ev(4, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SendNow(proto.ControlQueue, ev(5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	g.open()
+	w.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint32
+	for _, f := range g.frames(t) {
+		ids = append(ids, f.ID)
+	}
+	// Queued, SendNow's frames keep the writer's order: control frames first, then bulk.
+	if fmt.Sprint(ids) != "[1 2 3 5 4]" {
+		t.Fatalf("order %v", ids)
+	}
+}
+
+func TestSendNowWriteErrorStopsTheWriter(t *testing.T) {
+	g := newGatedWriter()
+	g.fail = errors.New("broken pipe")
+	w := New(g, Config{})
+	sent := make(chan error, 1)
+	go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+	<-g.entered
+	g.open()
+	<-sent
+	waitClosed(t, w.Done(), "the writer's stop after SendNow's failed write")
+	if err := w.Wait(); !errors.Is(err, g.fail) {
+		t.Fatalf("Wait: %v, want the write error", err)
+	}
+	if err := w.SendNow(proto.ControlQueue, ev(2, 1)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SendNow after the failure: %v", err)
+	}
+}

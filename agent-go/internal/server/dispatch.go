@@ -63,6 +63,9 @@ func (s *server) request(f frame.Frame, size int64) {
 
 	op, failure := parseRequest(f.JSON)
 	call.Op = op
+	if s.answersSoon(call) {
+		s.answering.Add(1)
+	}
 	if recyclesBody[op] {
 		// These handlers are done with the frame once it is released: its memory can serve the next frame.
 		call.OnRelease = func() {
@@ -87,6 +90,10 @@ func (s *server) request(f frame.Frame, size int64) {
 		s.finish(call, proto.Reply{}, proto.Invalid("unknown operation "+op))
 	}
 }
+
+// answersSoon reports whether a request is answered as soon as its handler returns (every request but the
+// long-lived ones on goroutines of their own: exec, watch, listFiles); those are counted in s.answering.
+func (s *server) answersSoon(call *proto.Call) bool { return s.dedicated[call.Op] == nil }
 
 // recyclesBody lists the ops whose handlers keep no reference to the request's JSON or payload once the call is
 // released (the bulk writes, whose 512 KiB bodies are worth reusing).
@@ -315,10 +322,16 @@ func (s *server) panicFailure(op string, r any) *proto.Failure {
 // finish builds the request's final frame, drops its control and queues the frame. Results go to the bulk
 // queue when the handler asks for it, when the payload is large, or when the request sent bulk events (so the
 // final frame follows its own output); errors likewise follow bulk events.
+//
+// The reply to the only request in flight is written at once by the goroutine that made it (Writer.SendNow), the
+// usual case of a client that awaits each call; replies that have company go through the writer, which sends
+// the ones waiting together. Long-lived operations do not count as company: a running watch or command has its
+// events queued anyway.
 func (s *server) finish(call *proto.Call, reply proto.Reply, err error) {
 	call.Release()
 	f, bulk := s.replyFrame(call, reply, err)
 	s.unregister(call)
+	alone := s.answersSoon(call) && s.answering.Add(-1) == 0
 	queue := proto.ControlQueue
 	if bulk || call.Events.(*emitter).usedBulk.Load() {
 		queue = proto.BulkQueue
@@ -329,7 +342,12 @@ func (s *server) finish(call *proto.Call, reply proto.Reply, err error) {
 			return
 		}
 	}
-	sendErr := s.out.Send(queue, f, nil)
+	var sendErr error
+	if alone && queue == proto.ControlQueue {
+		sendErr = s.out.SendNow(queue, f)
+	} else {
+		sendErr = s.out.Send(queue, f, nil)
+	}
 	if errors.Is(sendErr, frame.ErrTooLarge) {
 		// Never lose the request: a reply that cannot be framed becomes an error.
 		f, _ = s.replyFrame(call, proto.Reply{}, &proto.Failure{Code: "unknown",

@@ -159,6 +159,7 @@ type server struct {
 	budget    payloadBudget
 	blocked   atomic.Int32 // > 0 while the reader waits for room (backpressure, not silence)
 	running   atomic.Int64 // dedicated goroutines alive
+	answering atomic.Int64 // requests read and not yet answered, but for the long-lived ones (answersSoon)
 	start     time.Time
 	lastSeen  atomic.Int64 // nanoseconds since start of the last received byte
 	stopping  chan struct{}
