@@ -540,3 +540,35 @@ func TestSendNowWriteErrorStopsTheWriter(t *testing.T) {
 		t.Fatalf("SendNow after the failure: %v", err)
 	}
 }
+
+// Frames queued while SendNow's caller writes are the writer goroutine's once that write is done: their wake-up
+// went to a writer that had to let SendNow write, so SendNow must wake it again.
+func TestFramesQueuedDuringSendNowAreWritten(t *testing.T) {
+	for _, queue := range []proto.Queue{proto.ControlQueue, proto.BulkQueue} {
+		g := newGatedWriter()
+		w := New(g, Config{})
+		sent := make(chan error, 1)
+		go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+		<-g.entered
+		if err := w.Send(queue, ev(2, 1), nil); err != nil {
+			t.Fatal(err)
+		}
+		// Time for the writer goroutine to take that wake-up and find SendNow writing.
+		time.Sleep(20 * time.Millisecond)
+		g.open()
+		if err := <-sent; err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(g.frames(t)) < 2 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if frames := g.frames(t); len(frames) != 2 || frames[1].ID != 2 {
+			t.Fatalf("queue %d: written %d frames, want the queued one after SendNow's", queue, len(frames))
+		}
+		w.Close()
+		if err := w.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
