@@ -57,6 +57,12 @@ export interface Measure {
   rounds: number[];
   /** MiB/s at the median, for rows that move bytes. */
   mibPerSecond?: number;
+  /**
+   * Rows of many short calls: median over rounds of the round's 10th-percentile call. On an idle VM a round trip
+   * costs either the work or the work plus a wake-up of a halted vCPU (tens of µs), and a round's median can land on
+   * either; the fast calls show what the software costs, free of that lottery.
+   */
+  p10?: number;
   /** Burst rows: median over rounds of the round's p50 / p99 per-operation latency (row unit). */
   p50?: number;
   p99?: number;
@@ -137,8 +143,12 @@ function reason(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 200);
 }
 
+/** Calls per round from which a round's 10th percentile is reported (`Measure.p10`). */
+const P10_MIN_CALLS = 20;
+
 interface Tally {
   roundValues: number[];
+  p10: number[];
   p50: number[];
   p99: number[];
   clientCpu: number;
@@ -153,7 +163,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
   const tallies = new Map<string, Tally>();
   const live = () => spec.candidates.filter((candidate) => failed[candidate.name] === undefined);
   for (const candidate of spec.candidates) {
-    tallies.set(candidate.name, { roundValues: [], p50: [], p99: [], clientCpu: 0, agentCpu: 0, calls: 0 });
+    tallies.set(candidate.name, { roundValues: [], p10: [], p50: [], p99: [], clientCpu: 0, agentCpu: 0, calls: 0 });
     if (spec.warmup === false) continue;
     try {
       await candidate.before?.();
@@ -186,6 +196,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
         continue;
       }
       tally.roundValues.push(median(times));
+      if (times.length >= P10_MIN_CALLS) tally.p10.push(quantile(times, 0.1));
       if (spec.burst) {
         // Latencies are recorded in ms (performance.now()); scale turns them into the row's unit.
         tally.p50.push(quantile(latencies, 0.5) * scale);
@@ -199,6 +210,9 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
     const measure: Measure = summarize(tally.roundValues);
     if (spec.bytes !== undefined) {
       measure.mibPerSecond = spec.bytes / 1024 / 1024 / (measure.median / (spec.unit === "ms" ? 1e3 : 1e6));
+    }
+    if (!spec.burst && spec.bytes === undefined && tally.p10.length === tally.roundValues.length) {
+      measure.p10 = median(tally.p10);
     }
     if (spec.burst) {
       measure.p50 = median(tally.p50);
@@ -270,7 +284,9 @@ export function formatTable(rows: readonly RowResult[]): string {
             ? `p50 ${fixed(measure.p50, row.unit)} p99 ${fixed(measure.p99, row.unit)} cpu` +
               (measure.agentCpuMs !== undefined ? ` agent ${fixed(measure.agentCpuMs, "ms")}` : "") +
               ` node ${fixed(measure.clientCpuMs, "ms")}`
-            : "";
+            : measure.p10 !== undefined
+              ? `p10 ${fixed(measure.p10, row.unit)}`
+              : "";
       lines.push(
         [
           `  ${name}`.padEnd(14),

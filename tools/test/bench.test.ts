@@ -59,6 +59,24 @@ describe("the bench harness", () => {
     expect(row.results.a.rounds).toHaveLength(3);
     expect(row.anchors).toEqual(["a"]);
     expect(row.ratios.b.a).toBeCloseTo(row.results.b.median / row.results.a.median, 10);
+    // Two calls a round are too few for a 10th percentile.
+    expect(row.results.a.p10).toBeUndefined();
+  });
+
+  it("reports the fast calls of a row of many calls: the median of each round's 10th percentile", async () => {
+    // Every round: 18 slow calls (a halted vCPU woken) and 2 fast ones; the median is slow, the p10 fast.
+    let call = 0;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const row = await measureRow({
+      name: "bimodal",
+      unit: "ms",
+      rounds: 5,
+      perRound: 20,
+      warmup: false,
+      candidates: [{ name: "a", run: () => (call++ % 20 < 2 ? Promise.resolve() : sleep(5)) }],
+    });
+    expect(row.results.a.median).toBeGreaterThanOrEqual(4);
+    expect(row.results.a.p10).toBeLessThan(1);
   });
 });
 
