@@ -128,37 +128,38 @@ describe("the checkpoint reporter", () => {
     expect(readFileSync(file, "utf8")).toBe("stryker's own");
   });
 
-  it("saves nothing until Stryker's early results have all arrived", async () => {
+  /**
+   * Starts a reporter on a file of `held` results (the plan, if given, announced), then reports two results with a
+   * checkpoint due at each, and returns how many results the file held after each of them.
+   */
+  async function savedAfterTwoResults(held: number, plans?: string[]): Promise<[number, number]> {
     dir = mkdtempSync(join(tmpdir(), "outpost-checkpoint-"));
     const file = join(dir, "incremental.json");
-    const before = { files: { "sdk/src/paths.ts": { mutants: [{}, {}, {}] } } };
-    writeFileSync(file, JSON.stringify(before));
+    writeFileSync(
+      file,
+      JSON.stringify({ files: { "sdk/src/paths.ts": { mutants: Array.from({ length: held }, () => ({})) } } }),
+    );
     const saving = reporter(file);
     saving.onDryRunCompleted({ result: { tests: [] } });
+    if (plans) saving.onMutationTestingPlanReady({ mutantPlans: plans.map((plan) => ({ plan })) });
+    const counts: number[] = [];
+    for (const [id, status] of [
+      ["1", "Killed"],
+      ["2", "Survived"],
+    ]) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      saving.onMutantTested(mutant(id, status));
+      counts.push(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/paths.ts"].mutants.length);
+    }
+    return counts as [number, number];
+  }
+
+  it("saves nothing until Stryker's early results have all arrived", async () => {
     // Two results are reused; the third result the file held is tested again, with one new mutant.
-    saving.onMutationTestingPlanReady({
-      mutantPlans: [{ plan: "EarlyResult" }, { plan: "EarlyResult" }, { plan: "Run" }, { plan: "Run" }],
-    });
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    saving.onMutantTested(mutant("1", "Killed"));
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(before);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    saving.onMutantTested(mutant("2", "Survived"));
-    expect(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/paths.ts"].mutants).toHaveLength(2);
+    expect(await savedAfterTwoResults(3, ["EarlyResult", "EarlyResult", "Run", "Run"])).toEqual([3, 2]);
   });
 
   it("without Stryker's plan, never saves fewer results than the file held when the run started", async () => {
-    dir = mkdtempSync(join(tmpdir(), "outpost-checkpoint-"));
-    const file = join(dir, "incremental.json");
-    const before = { files: { "sdk/src/paths.ts": { mutants: [{}, {}] } } };
-    writeFileSync(file, JSON.stringify(before));
-    const saving = reporter(file);
-    saving.onDryRunCompleted({ result: { tests: [] } });
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    saving.onMutantTested(mutant("1", "Killed"));
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(before);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    saving.onMutantTested(mutant("2", "Killed"));
-    expect(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/paths.ts"].mutants).toHaveLength(2);
+    expect(await savedAfterTwoResults(2)).toEqual([2, 2]);
   });
 });

@@ -63,6 +63,17 @@ func (g *gatedWriter) frames(t *testing.T) []frame.Frame {
 	}
 }
 
+// drain lets every write through, closes the writer, waits for it and returns what it wrote.
+func (g *gatedWriter) drain(t *testing.T, w *Writer) []frame.Frame {
+	t.Helper()
+	g.open()
+	w.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return g.frames(t)
+}
+
 func ev(id uint32, size int) frame.Frame {
 	return frame.Frame{Type: frame.Event, ID: id, JSON: []byte(`{}`), Payload: make([]byte, size)}
 }
@@ -96,13 +107,8 @@ func TestControlBeforeBulk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.open()
-	w.Close()
-	if err := w.Wait(); err != nil {
-		t.Fatal(err)
-	}
 	var got []uint32
-	for _, f := range g.frames(t) {
+	for _, f := range g.drain(t, w) {
 		got = append(got, f.ID)
 	}
 	want := []uint32{1, 100, 101, 102, 2, 3, 4}
@@ -406,13 +412,8 @@ func TestSendMergingJoinsWaitingEventsInOrder(t *testing.T) {
 	if got := w.BulkUnsent(); got != want {
 		t.Fatalf("BulkUnsent accounts %d bytes, want %d", got, want)
 	}
-	g.open()
-	w.Close()
-	if err := w.Wait(); err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	for _, f := range g.frames(t) {
+	for _, f := range g.drain(t, w) {
 		text := string(f.Payload)
 		if len(text) > 10 {
 			text = text[:1] + "…" + text[len(text)-1:]
@@ -508,13 +509,8 @@ func TestSendNowQueuesBehindFramesWaitingOrBeingWritten(t *testing.T) {
 	if err := w.SendNow(proto.ControlQueue, ev(5, 1)); err != nil {
 		t.Fatal(err)
 	}
-	g.open()
-	w.Close()
-	if err := w.Wait(); err != nil {
-		t.Fatal(err)
-	}
 	var ids []uint32
-	for _, f := range g.frames(t) {
+	for _, f := range g.drain(t, w) {
 		ids = append(ids, f.ID)
 	}
 	// Queued, SendNow's frames keep the writer's order: control frames first, then bulk.
