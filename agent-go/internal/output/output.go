@@ -178,7 +178,12 @@ func (o *Writer) send(queue proto.Queue, f frame.Frame, counter *Counter, mergeK
 	it.mergeKey = mergeKey
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if queue != proto.BulkQueue {
+	return o.queueLocked(it)
+}
+
+// queueLocked queues a frame as Send does: a control frame first waits for room in the control queue.
+func (o *Writer) queueLocked(it item) error {
+	if !it.bulk {
 		if err := o.waitLocked(func() bool { return o.control.len() < o.cfg.ControlLimit }, nil); err != nil {
 			return err
 		}
@@ -186,25 +191,22 @@ func (o *Writer) send(queue proto.Queue, f frame.Frame, counter *Counter, mergeK
 	return o.enqueueLocked(it)
 }
 
-// SendNow is Send for a frame that need not wait for the writer goroutine: when no frame is queued or being
+// SendNow is Send of a control frame that need not wait for the writer goroutine: when no frame is queued or being
 // written, the caller writes f itself and returns once it is written; otherwise f is queued as by Send. A failed
 // write stops the writer as any write error does (Done, Wait). The server sends with it the reply to the only
 // request in flight: nothing could be batched with it, and a hand-off to the writer goroutine would cost each
 // round trip a switch to that goroutine.
-func (o *Writer) SendNow(queue proto.Queue, f frame.Frame) error {
-	it, err := newItem(queue, f, nil)
+func (o *Writer) SendNow(f frame.Frame) error {
+	it, err := newItem(proto.ControlQueue, f, nil)
 	if err != nil {
 		return err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closing || o.writing || o.control.len() > 0 || o.bulk.len() > 0 {
-		return o.enqueueLocked(it)
+		return o.queueLocked(it)
 	}
 	o.writing = true
-	if it.bulk {
-		o.bulkBytes += it.size
-	}
 	o.batch = append(o.batch, it)
 	o.mu.Unlock()
 	err = o.write()

@@ -471,7 +471,7 @@ func TestSendNowWritesFromTheCaller(t *testing.T) {
 	g := newGatedWriter()
 	w := New(g, Config{})
 	sent := make(chan error, 1)
-	go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+	go func() { sent <- w.SendNow(ev(1, 1)) }()
 	<-g.entered
 	select {
 	case err := <-sent:
@@ -499,14 +499,14 @@ func TestSendNowQueuesBehindFramesWaitingOrBeingWritten(t *testing.T) {
 	}
 	<-g.entered // frame 1 is being written by the writer goroutine, the queue is empty
 	for _, id := range []uint32{2, 3} {
-		if err := w.SendNow(proto.ControlQueue, ev(id, 1)); err != nil {
+		if err := w.SendNow(ev(id, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Send(proto.BulkQueue, ev(4, 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.SendNow(proto.ControlQueue, ev(5, 1)); err != nil {
+	if err := w.SendNow(ev(5, 1)); err != nil {
 		t.Fatal(err)
 	}
 	var ids []uint32
@@ -524,7 +524,7 @@ func TestSendNowWriteErrorStopsTheWriter(t *testing.T) {
 	g.fail = errors.New("broken pipe")
 	w := New(g, Config{})
 	sent := make(chan error, 1)
-	go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+	go func() { sent <- w.SendNow(ev(1, 1)) }()
 	<-g.entered
 	g.open()
 	<-sent
@@ -532,7 +532,7 @@ func TestSendNowWriteErrorStopsTheWriter(t *testing.T) {
 	if err := w.Wait(); !errors.Is(err, g.fail) {
 		t.Fatalf("Wait: %v, want the write error", err)
 	}
-	if err := w.SendNow(proto.ControlQueue, ev(2, 1)); !errors.Is(err, ErrClosed) {
+	if err := w.SendNow(ev(2, 1)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("SendNow after the failure: %v", err)
 	}
 }
@@ -544,7 +544,7 @@ func TestFramesQueuedDuringSendNowAreWritten(t *testing.T) {
 		g := newGatedWriter()
 		w := New(g, Config{})
 		sent := make(chan error, 1)
-		go func() { sent <- w.SendNow(proto.ControlQueue, ev(1, 1)) }()
+		go func() { sent <- w.SendNow(ev(1, 1)) }()
 		<-g.entered
 		if err := w.Send(queue, ev(2, 1), nil); err != nil {
 			t.Fatal(err)
@@ -566,5 +566,40 @@ func TestFramesQueuedDuringSendNowAreWritten(t *testing.T) {
 		if err := w.Wait(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Queued, SendNow's frame waits for room in the control queue like any control frame: the queue stays bounded.
+func TestSendNowQueuedWaitsForControlRoom(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{ControlLimit: 1})
+	if err := w.Send(proto.ControlQueue, ev(1, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // frame 1 is being written
+	if err := w.Send(proto.ControlQueue, ev(2, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- w.SendNow(ev(3, 1)) }()
+	select {
+	case err := <-sent:
+		t.Fatalf("SendNow returned (%v) while the control queue was full", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.open()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint32
+	for _, f := range g.frames(t) {
+		ids = append(ids, f.ID)
+	}
+	if fmt.Sprint(ids) != "[1 2 3]" {
+		t.Fatalf("order %v", ids)
 	}
 }

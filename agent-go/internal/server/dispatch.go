@@ -344,7 +344,7 @@ func (s *server) finish(call *proto.Call, reply proto.Reply, err error) {
 	}
 	var sendErr error
 	if alone && queue == proto.ControlQueue {
-		sendErr = s.out.SendNow(queue, f)
+		sendErr = s.out.SendNow(f)
 	} else {
 		sendErr = s.out.Send(queue, f, nil)
 	}
