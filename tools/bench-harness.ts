@@ -162,6 +162,8 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
   const failed: Record<string, string> = {};
   const tallies = new Map<string, Tally>();
   const live = () => spec.candidates.filter((candidate) => failed[candidate.name] === undefined);
+  // Burst rows report per-operation quantiles instead, byte-moving rows their throughput.
+  const reportsP10 = !spec.burst && spec.bytes === undefined;
   for (const candidate of spec.candidates) {
     tallies.set(candidate.name, { roundValues: [], p10: [], p50: [], p99: [], clientCpu: 0, agentCpu: 0, calls: 0 });
     if (spec.warmup === false) continue;
@@ -196,7 +198,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
         continue;
       }
       tally.roundValues.push(median(times));
-      if (times.length >= P10_MIN_CALLS) tally.p10.push(quantile(times, 0.1));
+      if (reportsP10 && times.length >= P10_MIN_CALLS) tally.p10.push(quantile(times, 0.1));
       if (spec.burst) {
         // Latencies are recorded in ms (performance.now()); scale turns them into the row's unit.
         tally.p50.push(quantile(latencies, 0.5) * scale);
@@ -211,7 +213,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
     if (spec.bytes !== undefined) {
       measure.mibPerSecond = spec.bytes / 1024 / 1024 / (measure.median / (spec.unit === "ms" ? 1e3 : 1e6));
     }
-    if (!spec.burst && spec.bytes === undefined && tally.p10.length === tally.roundValues.length) {
+    if (reportsP10 && tally.p10.length === tally.roundValues.length) {
       measure.p10 = median(tally.p10);
     }
     if (spec.burst) {
