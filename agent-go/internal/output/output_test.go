@@ -467,21 +467,28 @@ func TestWrittenCalledOnceAfterTheWrite(t *testing.T) {
 	}
 }
 
-func TestSendNowWritesFromTheCaller(t *testing.T) {
-	g := newGatedWriter()
-	w := New(g, Config{})
+// sendNowHeld calls SendNow on its own goroutine, checks that it has not returned 20 ms after started() (why says
+// what it waits for), then lets the writes through and checks that it returns without error.
+func sendNowHeld(t *testing.T, g *gatedWriter, w *Writer, f frame.Frame, started func(), why string) {
+	t.Helper()
 	sent := make(chan error, 1)
-	go func() { sent <- w.SendNow(ev(1, 1)) }()
-	<-g.entered
+	go func() { sent <- w.SendNow(f) }()
+	started()
 	select {
 	case err := <-sent:
-		t.Fatalf("SendNow returned (%v) before its frame was written", err)
+		t.Fatalf("SendNow returned (%v) %s", err, why)
 	case <-time.After(20 * time.Millisecond):
 	}
 	g.open()
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestSendNowWritesFromTheCaller(t *testing.T) {
+	g := newGatedWriter()
+	w := New(g, Config{})
+	sendNowHeld(t, g, w, ev(1, 1), func() { <-g.entered }, "before its frame was written")
 	if frames := g.frames(t); len(frames) != 1 || frames[0].ID != 1 {
 		t.Fatalf("written: %+v", frames)
 	}
@@ -580,17 +587,7 @@ func TestSendNowQueuedWaitsForControlRoom(t *testing.T) {
 	if err := w.Send(proto.ControlQueue, ev(2, 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	sent := make(chan error, 1)
-	go func() { sent <- w.SendNow(ev(3, 1)) }()
-	select {
-	case err := <-sent:
-		t.Fatalf("SendNow returned (%v) while the control queue was full", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	g.open()
-	if err := <-sent; err != nil {
-		t.Fatal(err)
-	}
+	sendNowHeld(t, g, w, ev(3, 1), func() {}, "while the control queue was full")
 	w.Close()
 	if err := w.Wait(); err != nil {
 		t.Fatal(err)
