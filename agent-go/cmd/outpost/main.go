@@ -179,6 +179,7 @@ func serverConfig(token string, stop <-chan struct{}, watches *watch.Service) se
 		Token:    token,
 		Info:     &info,
 		Files:    fsops.New(),
+		Features: fsops.SameHostFeatures,
 		Commands: execop.New(info.TempDir),
 		// Operations that each run on a goroutine of their own: a watcher lives as long as its request, and a
 		// walk of a large tree must not hold a pool worker.

@@ -19,19 +19,23 @@ type openReply struct {
 	Info      *Info          `json:"info,omitempty"`
 	Stat      *Info          `json:"stat,omitempty"`
 	StatError map[string]any `json:"statError,omitempty"`
+	// Fd is the agent's descriptor of a regular file, when the request asked for it (see sameHostFd).
+	Fd *int `json:"fd,omitempty"`
 }
 
-// open: {path, noFollow?, mode?}.
+// open: {path, noFollow?, mode?, fd?}.
 //   - Reader (no mode; openBinaryReader): nonblocking open (+O_NOFOLLOW with noFollow: a final link fails
 //     SYMLINK "Refusing to follow a symbolic link"), fstat, a directory fails EISDIR "EISDIR: illegal operation
 //     on a directory, read", any other non-regular file NOT_REGULAR "Not a regular file" → {handle, info}.
 //   - mode "read": Node's open(path, "r") of any kind of file, blocking (a FIFO waits for a writer; a
-//     directory opens and fails at read) → {handle, stat} or {handle, statError} when fstat fails.
+//     directory opens and fails at read) → {handle, stat} or {handle, statError} when fstat fails; with fd
+//     (the same-host shortcut), also the descriptor of a regular file as "fd".
 func (o *Ops) open(call *proto.Call) (proto.Reply, error) {
 	var args struct {
 		Path     *string `json:"path"`
 		NoFollow *bool   `json:"noFollow"`
 		Mode     *string `json:"mode"`
+		Fd       *bool   `json:"fd"`
 	}
 	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
@@ -44,7 +48,7 @@ func (o *Ops) open(call *proto.Call) (proto.Reply, error) {
 	case args.Mode == nil:
 		return o.openReader(path, flag(args.NoFollow, false))
 	case *args.Mode == "read":
-		return o.openRead(path)
+		return o.openRead(path, flag(args.Fd, false))
 	}
 	return fail(proto.Invalid("unknown open mode " + *args.Mode))
 }
@@ -81,13 +85,13 @@ func (o *Ops) openReader(path string, noFollow bool) (proto.Reply, error) {
 	return ok(openReply{Handle: id, Info: &info})
 }
 
-func (o *Ops) openRead(path string) (proto.Reply, error) {
+func (o *Ops) openRead(path string, withFd bool) (proto.Reply, error) {
 	file, err := openRead(path)
 	if err != nil {
 		return fail(errno.Fail(err, "open", path))
 	}
 	info, statErr := fstatInfo(file, baseName(path, onWindows))
-	return o.keepOpened(file, path, info, statErr)
+	return o.keepOpened(file, path, info, statErr, withFd)
 }
 
 type handleArgs struct {

@@ -26,6 +26,7 @@ func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
 	var args struct {
 		Path *string  `json:"path"`
 		Max  *float64 `json:"max"`
+		Fd   *bool    `json:"fd"`
 	}
 	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
@@ -45,7 +46,7 @@ func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
 	info, statErr := fstatInfo(file, baseName(path, onWindows))
 	limit := min(int64(*args.Max), MaxPayload)
 	if statErr != nil || info.Kind != kindFile || info.Size <= 0 || info.Size > limit {
-		return o.keepOpened(file, path, info, statErr)
+		return o.keepOpened(file, path, info, statErr, flag(args.Fd, false))
 	}
 	buf := make([]byte, info.Size)
 	n, err := file.ReadAt(buf, 0)
@@ -57,7 +58,11 @@ func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
 }
 
 // keepOpened answers like open {mode:"read"}: the file becomes a handle, with its stat or the fstat's failure.
-func (o *Ops) keepOpened(file *os.File, path string, info Info, statErr error) (proto.Reply, error) {
+func (o *Ops) keepOpened(file *os.File, path string, info Info, statErr error, withFd bool) (proto.Reply, error) {
+	fd, regular := 0, false
+	if withFd {
+		fd, regular = sameHostFd(file)
+	}
 	id, f := o.keepFile(file, path)
 	if f != nil {
 		return fail(f)
@@ -67,6 +72,9 @@ func (o *Ops) keepOpened(file *os.File, path string, info Info, statErr error) (
 		reply.StatError = errno.FailHandle(statErr, "fstat").JSON()
 	} else {
 		reply.Stat = &info
+	}
+	if regular {
+		reply.Fd = &fd
 	}
 	return ok(reply)
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
-// write: {path, append, parents?, keep?} + payload → {} or {handle}. With parents (the default) the parent
+// write: {path, append, parents?, keep?, fd?} + payload → {} or {handle} (with fd, also "fd": the descriptor of a
+// regular file, for the same-host shortcut). With parents (the default) the parent
 // directory is made first with Node's recursive-mkdir rules (failures: syscall mkdir and the path Node names);
 // then the file is opened "w" or "a" (mode 0666) and the whole payload written. With keep the open file
 // becomes a handle for writeChunk. A cancel is seen after the parent is made and, without append, after the open.
@@ -18,6 +19,7 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 		Append  *bool   `json:"append"`
 		Parents *bool   `json:"parents"`
 		Keep    *bool   `json:"keep"`
+		Fd      *bool   `json:"fd"`
 	}
 	path, f := decodePath(call, &args, &args.Path, "path")
 	if f != nil {
@@ -58,15 +60,24 @@ func (o *Ops) write(call *proto.Call) (proto.Reply, error) {
 		}
 		return ok(empty)
 	}
+	reply := handleReply{}
+	if flag(args.Fd, false) {
+		if fd, regular := sameHostFd(file); regular {
+			reply.Fd = &fd
+		}
+	}
 	id, f := o.keepFile(file, path)
 	if f != nil {
 		return fail(f)
 	}
-	return ok(handleReply{Handle: id})
+	reply.Handle = id
+	return ok(reply)
 }
 
 type handleReply struct {
 	Handle uint64 `json:"handle"`
+	// Fd is the agent's descriptor of a regular file, when the request asked for it (see sameHostFd).
+	Fd *int `json:"fd,omitempty"`
 }
 
 // writeAll writes every byte (os.File continues after short writes and retries EINTR).
