@@ -42,6 +42,8 @@ export class AgentSession {
   /** Monotonic time of the last byte received, so a wall-clock jump cannot fake silence. */
   lastSeen = performance.now();
   info: RemoteInfo | undefined;
+  /** The agent's `/proc/<pid>/fd` when the same-host shortcut applies to this session (same-host.ts). */
+  fdDir: string | undefined;
   timers: NodeJS.Timeout[] = [];
   #referenced = true;
 

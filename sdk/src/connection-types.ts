@@ -14,6 +14,8 @@ export interface AgentProcess {
   readonly stderr: Readable;
   readonly exitCode: number | null;
   readonly signalCode: NodeJS.Signals | null;
+  /** The process id, when it is a process of this machine. */
+  readonly pid?: number;
   kill(signal?: NodeJS.Signals): boolean;
   ref(): void;
   unref(): void;
@@ -34,6 +36,13 @@ export interface ConnectionOptions {
    * as its arguments, at every start; its failure fails only that start, as `spawn_error`.
    */
   launch?: (args: readonly string[]) => Promise<AgentProcess>;
+  /**
+   * The agent is a process of this machine, spawned from `command` (`LocalExecutionEnv` sets this). On Linux,
+   * whole-file reads and writes larger than one request then move their bytes through the agent's open file
+   * reopened by this process (`/proc/<pid>/fd/<n>`), not through the pipe, when the agent offers it (hello feature
+   * `handle.fd`) and its pid is the spawned process's. Ignored with `launch`.
+   */
+  sameHost?: boolean;
   /** Receives the agent's stderr as it arrives and any non-blank output printed before its marker line. */
   onLog?: (text: string) => void;
   /** @internal Ping interval (default 5 s); tests shorten it. */

@@ -12,6 +12,7 @@ import type { AgentProcess, ConnectionOptions, Reply, RequestOptions } from "./c
 import { CorruptFrameError, encodeFrame, type Frame, FrameType } from "./frame.js";
 import { PendingRequest } from "./pending-request.js";
 import { closedError, lostError, messageOf, RemoteError } from "./remote-error.js";
+import { sameHostFdDir } from "./same-host.js";
 import { endSession, PING_INTERVAL_MS, SILENCE_LIMIT_MS, startPings, waitForExit } from "./session-lifetime.js";
 import { withStderrTail } from "./stderr-tail.js";
 
@@ -37,6 +38,7 @@ export class Connection {
   readonly #command: ConnectionOptions["command"];
   readonly #launch: ConnectionOptions["launch"];
   readonly #onLog: ((text: string) => void) | undefined;
+  readonly #sameHost: boolean;
   readonly #pingIntervalMs: number;
   readonly #silenceLimitMs: number;
   readonly #startTimeoutMs: number;
@@ -52,6 +54,7 @@ export class Connection {
     this.#command = options.command;
     this.#launch = options.launch;
     this.#onLog = options.onLog;
+    this.#sameHost = options.sameHost === true && options.launch === undefined;
     this.#pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
     this.#silenceLimitMs = options.silenceLimitMs ?? SILENCE_LIMIT_MS;
     this.#startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
@@ -68,6 +71,16 @@ export class Connection {
   session(): number | undefined {
     const current = this.#current;
     return current?.live && current.ready ? current.id : undefined;
+  }
+
+  /**
+   * The agent's `/proc/<pid>/fd` when `session` (default: the live one) is live and the same-host shortcut applies
+   * to it (see {@link ConnectionOptions.sameHost}); undefined otherwise.
+   */
+  sameHostFdDir(session?: number): string | undefined {
+    const current = this.#current;
+    if (current === undefined || !current.live || !current.ready) return undefined;
+    return session === undefined || session === current.id ? current.fdDir : undefined;
   }
 
   /** Sends one request and resolves with its result; rejects with a {@link RemoteError}. */
@@ -151,6 +164,7 @@ export class Connection {
         throw lostError(`Unsupported protocol ${String(hello.json.protocol)}`);
       }
       session.info = toRemoteInfo(hello.json);
+      if (this.#sameHost) session.fdDir = sameHostFdDir(child.pid, session.info);
       session.ready = true;
       clearTimeout(startTimer);
       this.#startPings(session);

@@ -5,12 +5,14 @@
  *
  * Functions here throw (`FileError` or the agent's error); the env maps what they throw with `toFileError`.
  */
+import type { FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { FileError } from "./errors.js";
 import { abortedError, fileErrorFromFields, isAborted, NODE_ABORTED_MESSAGE } from "./file-errors.js";
 import { type AgentLink, RemoteHandle } from "./handle.js";
 import { chunksBetween, fixedReadsBefore, ReadAhead, settle } from "./read-ahead.js";
-import { err, type Result } from "./result.js";
+import { err, ok, type Result } from "./result.js";
+import { reopenAgentFile } from "./same-host.js";
 import { isWireObject, parseInfo } from "./wire.js";
 
 /** Node's `kReadFileBufferLength`: the read size for regular files. */
@@ -54,15 +56,19 @@ async function openForReadFile(
   signal: AbortSignal | undefined,
   oneRequest: boolean,
 ): Promise<Opened> {
+  // On the same host the agent also names its descriptor, and this process reads the bytes itself.
+  const fdDir = link.sameHostFdDir?.();
+  const fd = fdDir === undefined ? {} : { fd: true };
   const reply = oneRequest
-    ? await link.request("readFile", { path, max: READ_FILE_CHUNK })
-    : await link.request("open", { path, noFollow: false, mode: "read" });
+    ? await link.request("readFile", { path, max: READ_FILE_CHUNK, ...fd })
+    : await link.request("open", { path, noFollow: false, mode: "read", ...fd });
   if (oneRequest && reply.json.handle === undefined) {
     checkpoint(signal, path);
     return { content: asBuffer(reply.payload) };
   }
   const handle = RemoteHandle.fromReply(link, reply);
   try {
+    handle.useLocal(await reopenAgentFile(link.sameHostFdDir?.(reply.session), reply, "read"));
     checkpoint(signal, path);
     if (isWireObject(reply.json.statError)) throw fileErrorFromFields(reply.json.statError, path);
     if (!isWireObject(reply.json.stat)) throw new Error("Malformed agent reply: 'open' without 'stat'");
@@ -279,19 +285,51 @@ export async function writeContent(
   options: WriteOptions,
 ): Promise<void> {
   const keep = content.length > WRITE_CHUNK;
+  // On the same host the agent also names its descriptor, and this process writes the other chunks itself.
+  const fd = keep && link.sameHostFdDir?.() !== undefined ? { fd: true } : {};
   const reply = await link.request(
     "write",
-    { path, append: options.append, parents: options.parents, keep },
+    { path, append: options.append, parents: options.parents, keep, ...fd },
     { payload: content.subarray(0, WRITE_CHUNK), signal: options.cancel },
   );
   if (!keep) return;
   const handle = RemoteHandle.fromReply(link, reply);
   try {
-    const failure = await writeRemainingChunks(handle, path, content, options.signal);
+    const local = await reopenAgentFile(link.sameHostFdDir?.(reply.session), reply, options.append ? "a" : "w");
+    handle.useLocal(local);
+    const failure =
+      local === undefined
+        ? await writeRemainingChunks(handle, path, content, options.signal)
+        : await writeRemainingLocally(local, path, content, options.append, options.signal);
     if (failure !== undefined && !failure.ok) throw failure.error;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Writes the chunks after the first through this process's own descriptor of the file (the same-host shortcut),
+ * one after the other as Node's `writeFile` does, checking the signal before each: a truncating write puts each
+ * chunk at its offset (the agent wrote the first one through its descriptor), an appending one at the end.
+ */
+async function writeRemainingLocally(
+  local: FileHandle,
+  path: string,
+  content: Uint8Array,
+  append: boolean,
+  signal: AbortSignal | undefined,
+): Promise<Settled> {
+  for (let offset = WRITE_CHUNK; offset < content.length; ) {
+    if (isAborted(signal)) return err(abortedError(path, NODE_ABORTED_MESSAGE));
+    const end = Math.min(offset + WRITE_CHUNK, content.length);
+    try {
+      const { bytesWritten } = await local.write(content, offset, end - offset, append ? null : offset);
+      offset += bytesWritten;
+    } catch (thrown) {
+      return err(thrown);
+    }
+  }
+  return ok(undefined);
 }
 
 /**

@@ -2,6 +2,7 @@
  * The slice of the agent connection file operations use, and handles (open files and directories on the agent)
  * bound to the session that opened them.
  */
+import type { FileHandle } from "node:fs/promises";
 import { numberField } from "./wire.js";
 
 /** A successful reply: its JSON, its raw payload and the agent session that answered. */
@@ -23,6 +24,11 @@ export interface AgentRequestOptions {
 /** Sends one request to the agent; the `Connection` is one. Rejects with the agent's error (a `RemoteError`). */
 export interface AgentLink {
   request(op: string, json: Record<string, unknown>, options?: AgentRequestOptions): Promise<AgentReply>;
+  /**
+   * The agent's `/proc/<pid>/fd` when the agent of `session` (default: the live one) runs on this machine and
+   * offers the same-host shortcut (see same-host.ts); undefined otherwise.
+   */
+  sameHostFdDir?(session?: number): string | undefined;
 }
 
 /**
@@ -33,6 +39,8 @@ export class RemoteHandle {
   readonly #link: AgentLink;
   readonly #id: number;
   readonly #session: number;
+  /** The same file reopened by this process (the same-host shortcut), which then does the reads. */
+  #local: FileHandle | undefined;
 
   constructor(link: AgentLink, id: number, session: number) {
     this.#link = link;
@@ -43,6 +51,16 @@ export class RemoteHandle {
   /** The handle named by a reply (`{handle}`), bound to the reply's session. */
   static fromReply(link: AgentLink, reply: AgentReply): RemoteHandle {
     return new RemoteHandle(link, numberField(reply.json, "handle"), reply.session);
+  }
+
+  /** Lets this process's own descriptor of the same file do the reads (see same-host.ts). */
+  useLocal(file: FileHandle | undefined): void {
+    this.#local = file;
+  }
+
+  /** This process's own descriptor of the file, if the same-host shortcut reopened it. */
+  get local(): FileHandle | undefined {
+    return this.#local;
   }
 
   /** Sends an operation on this handle. */
@@ -59,12 +77,22 @@ export class RemoteHandle {
     length: number,
     into?: (length: number) => Uint8Array | undefined,
   ): Promise<Uint8Array> {
+    if (this.#local !== undefined) {
+      const target = into?.(length) ?? Buffer.allocUnsafe(length);
+      // A position of null reads at this descriptor's own position, which only these reads move.
+      const { bytesRead } = await this.#local.read(target, 0, length, offset ?? null);
+      return target.subarray(0, bytesRead);
+    }
     const json = offset === undefined ? { length } : { offset, length };
     return (await this.request("pread", json, into === undefined ? {} : { payloadInto: into })).payload;
   }
 
   /** Closes the handle; failures (a lost session, an unknown handle) are ignored, as Node ignores close errors. */
   async close(): Promise<void> {
+    const local = this.#local;
+    this.#local = undefined;
+    // Ours first: the agent's descriptor must outlive every use of the reopened one.
+    await local?.close().catch(() => {});
     try {
       await this.request("close");
     } catch {

@@ -36,6 +36,8 @@ export class LocalExecutionEnv extends RemoteExecutionEnv {
   constructor(options: LocalExecutionEnvOptions = {}) {
     const connection = new Connection({
       command: [options.agentPath ?? packagedAgent()],
+      // The agent is this machine's: whole-file bytes may skip the pipe (same-host.ts).
+      sameHost: true,
       onLog: options.onLog,
     });
     super({

@@ -72,6 +72,34 @@ export function readCases(setup: Setup, define: Define): void {
     },
   );
 
+  define(
+    "files over one request are written, appended, overwritten shorter and read back whole",
+    "R1 R2 R17 W1 W3",
+    async (env) => {
+      // Pieces of 512 KiB, a 2-byte character across each boundary, and lengths that end inside a piece.
+      const pattern = (length: number, seed: number) => {
+        const data = Buffer.alloc(length);
+        for (let i = 0; i < length; i++) data[i] = 0x41 + ((i * 7 + seed) % 26);
+        for (let at = 512 * 1024 - 1; at + 1 < length; at += 512 * 1024) data.set([0xc3, 0xa9], at);
+        return data;
+      };
+      const first = pattern(3 * 1024 * 1024 + 1, 0);
+      const more = pattern(2 * 1024 * 1024 + 5, 3);
+      value(await env.writeFile("big.txt", first, live), "writeFile");
+      value(await env.appendFile("big.txt", more, live), "appendFile");
+      const whole = Buffer.concat([first, more]);
+      const read = value(await env.readBinaryFile("big.txt", live), "readBinaryFile");
+      assert.equal(read.length, 5 * 1024 * 1024 + 6);
+      assert.ok(Buffer.from(read).equals(whole), "the exact bytes after write and append");
+      assert.equal(value(await env.readTextFile("big.txt", live), "readTextFile"), whole.toString("utf8"));
+      // Overwriting with less truncates: nothing of the longer file is left behind the new end.
+      const shorter = pattern(1024 * 1024 + 1, 5);
+      value(await env.writeFile("big.txt", shorter, live), "writeFile shorter");
+      assert.ok(Buffer.from(value(await env.readBinaryFile("big.txt", live), "reread")).equals(shorter), "shorter");
+      assert.equal(value(await env.fileInfo("big.txt", live), "fileInfo").size, 1024 * 1024 + 1);
+    },
+  );
+
   define("readBinaryFile returns the exact bytes as a Node Buffer", "R2", async (env) => {
     const data = unhex("efbbbf 00 ff 0d0a e282 80");
     await put(env, "b.bin", data);
