@@ -14,8 +14,9 @@
 // Flags: --no-ssh (leave the SSH side out), --quick (a smoke run: 2 rounds, few calls, 1 MiB instead of 64 MiB, smaller bursts; its row names differ,
 // so it is never compared with a full run), --json <file|-> (the rows as JSON; `-` prints JSON on stdout and the
 // table on stderr), --only <sections> (comma-separated: ops, list-files, watch), --compare <before.json> <after.json>
-// (prints after/before per row and candidate, without measuring).
-import { execFileSync, spawn } from "node:child_process";
+// (prints after/before per row and candidate, without measuring), --pin <cpu> (runs the bench, and every process it
+// starts — agents, sshd, cat — on that one CPU, see pinToCpu).
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -54,6 +55,8 @@ interface Options {
   noSsh: boolean;
   json?: string;
   sections: Set<string>;
+  /** The CPU the whole run is pinned to (`--pin`). */
+  pin?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -64,6 +67,7 @@ function parseOptions(argv: string[]): Options {
     else if (arg === "--no-ssh") options.noSsh = true;
     else if (arg === "--json") options.json = argv[++i] ?? "-";
     else if (arg === "--only") options.sections = new Set((argv[++i] ?? "").split(","));
+    else if (arg === "--pin") options.pin = argv[++i] ?? "";
     else throw new Error(`unknown argument ${arg} (see the comment at the top of tools/bench.ts)`);
   }
   return options;
@@ -523,15 +527,40 @@ function gitCommit(): string | undefined {
   }
 }
 
+/** Set in the pinned run, to the CPU it runs on. */
+const PINNED_ENV = "OUTPOST_BENCH_PINNED";
+
+/**
+ * Runs this bench again under `taskset -c <cpu>`, so that it and every process it starts share one CPU, and exits
+ * with its status. Why: on an idle VM a round trip costs its work plus, by chance, the wake-up of a halted vCPU on
+ * the other side (50–100 µs); which of the two a row's rounds get flips from run to run, for `cat` as much as for
+ * the agent, so unpinned ratios of short calls swing 2–4×. On one CPU a round trip is the work of every process
+ * on its path plus context switches, which repeats from run to run: the ratio of two candidates is then the ratio
+ * of what they cost, not of how their wake-ups fell. Bulk and burst rows lose their parallelism there, so read
+ * those from an unpinned run.
+ */
+function pinToCpu(cpu: string, argv: string[]): never {
+  if (!/^\d+$/.test(cpu)) throw new Error(`--pin needs a CPU number, not ${JSON.stringify(cpu)}`);
+  const script = process.argv[1];
+  const run = spawnSync("taskset", ["-c", cpu, process.execPath, ...process.execArgv, script, ...argv], {
+    stdio: "inherit",
+    env: { ...process.env, [PINNED_ENV]: cpu },
+  });
+  if (run.error !== undefined) throw new Error(`--pin: taskset failed to start (util-linux): ${run.error.message}`);
+  process.exit(run.status ?? 1);
+}
+
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === "--compare") {
     compare(argv[1], argv[2]);
     return;
   }
   const options = parseOptions(argv);
+  if (options.pin !== undefined && process.env[PINNED_ENV] !== options.pin) pinToCpu(options.pin, argv);
   // With `--json -` stdout carries only the JSON document.
   const log = (line: string) => (options.json === "-" ? process.stderr : process.stdout).write(`${line}\n`);
   if (options.quick) log("--quick: a smoke run (2 rounds, small sizes); do not compare its numbers");
+  if (options.pin !== undefined) log(`--pin ${options.pin}: every process of this run shares CPU ${options.pin}`);
   const started = Date.now();
   const rows: RowResult[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "outpost-bench-"));
@@ -562,6 +591,7 @@ async function main(argv: string[]): Promise<void> {
         commit: gitCommit(),
         node: process.version,
         cpus: cpus().length,
+        pinnedToCpu: options.pin,
         quick: options.quick,
       },
       rows,

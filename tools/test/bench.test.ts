@@ -80,6 +80,27 @@ describe("the bench harness", () => {
   });
 });
 
+describe("tools/bench.ts --pin", () => {
+  it("runs the bench again on the one CPU it names, and says so in the JSON", async () => {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", "tsx", "tools/bench.ts", "--pin", "0", "--quick", "--only", "none", "--json", "-"],
+      { cwd: repo, timeout: 60_000 },
+    );
+    expect(stderr).toContain("--pin 0: every process of this run shares CPU 0");
+    const document = JSON.parse(stdout) as { meta: { pinnedToCpu?: string }; rows: RowResult[] };
+    expect(document.meta.pinnedToCpu).toBe("0");
+    expect(document.rows).toEqual([]);
+  });
+
+  it("refuses a CPU that is not a number", async () => {
+    const failed = await run(process.execPath, ["--import", "tsx", "tools/bench.ts", "--pin", "first"], {
+      cwd: repo,
+    }).catch((error: { stderr: string }) => error);
+    expect("stderr" in failed ? failed.stderr : "").toContain('--pin needs a CPU number, not "first"');
+  });
+});
+
 describe("tools/bench.ts --quick --json -", () => {
   it("prints a JSON document with every operation and listing row measured for every candidate", async () => {
     const { stdout } = await run(
