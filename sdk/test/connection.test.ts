@@ -558,7 +558,42 @@ describe("request deadlines", () => {
   });
 });
 
+describe("a settled request", () => {
+  it("leaves nothing behind: its deadline and its abort listener send no cancel afterwards", async () => {
+    const connection = connect({ command: fake("good") });
+    const controller = new AbortController();
+    await connection.request("echo", { value: 1 }, { timeoutMs: 50, signal: controller.signal });
+    // A deadline still running after the answer would cancel the finished id once it expired.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    // An abort listener still attached would send a cancel for it now.
+    controller.abort();
+    expect(controller.signal.aborted).toBe(true);
+    expect((await connection.request("received", {})).json.cancels).toEqual([]);
+  });
+});
+
 describe("holding the host process", () => {
+  it("holds on again for a background request cancelled after its first event, until it ends", async () => {
+    await expect.poll(heldProcesses, { timeout: 5000 }).toBe(0);
+    const connection = connect({ command: fake("good") });
+    await connection.info();
+    const controller = new AbortController();
+    let firstEvent: () => void = () => {};
+    const eventSeen = new Promise<void>((resolve) => (firstEvent = resolve));
+    const reply = connection.request(
+      "script",
+      { script: { events: [{ text: "x" }], waitCancel: true } },
+      { background: true, signal: controller.signal, onEvent: () => firstEvent() },
+    );
+    await eventSeen;
+    expect(heldProcesses()).toBe(0);
+    // Whoever cancels waits for the request to end: until then the process must stay alive.
+    controller.abort();
+    expect(heldProcesses()).toBe(1);
+    expect((await rejection(reply)).code).toBe("aborted");
+    expect(heldProcesses()).toBe(0);
+  });
+
   it("lets a background request go at its first event; a foreground one holds on until it ends", async () => {
     // Agents of earlier tests may still be exiting.
     await expect.poll(heldProcesses, { timeout: 5000 }).toBe(0);
