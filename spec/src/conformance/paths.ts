@@ -112,6 +112,18 @@ export function pathCases(setup: Setup, define: Define): void {
     fails(await env.writeFile("a\0b", "x", live), "unknown", "writeFile");
     fails(await env.createDir("a\0b", undefined, live), "unknown", "createDir");
     fails(await env.exists("a\0b", live), "unknown", "exists");
+    fails(await env.readBinaryFile("a\0b", live), "unknown", "readBinaryFile");
+    fails(await env.appendFile("a\0b", "x", live), "unknown", "appendFile");
+    fails(await env.truncateFile("a\0b", 0, live), "unknown", "truncateFile", at(env, "a\0b"));
+    fails(await env.flushFile("a\0b", live), "unknown", "flushFile");
+    fails(await env.listDir("a\0b", live), "unknown", "listDir");
+    fails(await env.canonicalPath("a\0b", live), "unknown", "canonicalPath");
+    fails(await env.remove("a\0b", undefined, live), "unknown", "remove");
+    await put(env, "plain.txt", "p");
+    // Either side of a rename: the failure names the source, as Node's does.
+    fails(await env.renameFile("a\0b", "plain2.txt", live), "unknown", "rename from", at(env, "a\0b"));
+    fails(await env.renameFile("plain.txt", "a\0b", live), "unknown", "rename to", at(env, "plain.txt"));
+    value(await env.remove("plain.txt", undefined, live), "remove plain.txt");
     assert.equal(value(await env.listDir("", live), "listDir").length, 0, "nothing was created");
   });
 
