@@ -51,9 +51,11 @@ describe("the bench harness", () => {
         },
       ],
     });
-    // One warm-up call each, then rounds: ab, ba, ab (the broken one dropped out at its warm-up).
-    expect(order.join("")).toBe("ab" + "aabb" + "bbaa" + "aabb");
-    expect(hooks).toEqual(Array.from({ length: 7 }, () => ["before", "after"]).flat());
+    // A row of short calls: 6,000 untimed warm-up calls each (these take far less than the 1 s that would cut
+    // them short), then rounds: ab, ba, ab (the broken one dropped out at its warm-up).
+    const warm = 6000;
+    expect(order.join("")).toBe(`${"a".repeat(warm)}${"b".repeat(warm)}aabbbbaaaabb`);
+    expect(hooks).toEqual(Array.from({ length: warm + 6 }, () => ["before", "after"]).flat());
     expect(row.failed).toEqual({ broken: "no such thing" });
     expect(Object.keys(row.results)).toEqual(["a", "b"]);
     expect(row.results.a.rounds).toHaveLength(3);
@@ -61,6 +63,21 @@ describe("the bench harness", () => {
     expect(row.ratios.b.a).toBeCloseTo(row.results.b.median / row.results.a.median, 10);
     // Two calls a round are too few for a 10th percentile.
     expect(row.results.a.p10).toBeUndefined();
+  });
+
+  it("warms a burst or byte-moving row up with one call per candidate", async () => {
+    for (const kind of [{ burst: true }, { bytes: 1024 }]) {
+      let calls = 0;
+      await measureRow({
+        name: "long calls",
+        unit: "ms",
+        rounds: 2,
+        perRound: 1,
+        ...kind,
+        candidates: [{ name: "a", run: async () => void calls++ }],
+      });
+      expect(calls).toBe(1 + 2);
+    }
   });
 
   it("reports the fast calls of a row of many calls: the median of each round's 10th percentile", async () => {
