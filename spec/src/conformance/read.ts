@@ -112,6 +112,31 @@ export function readCases(setup: Setup, define: Define): void {
     assert.equal(empty.length, 0);
   });
 
+  define(
+    "the text line reader finds lines across its 64 KiB reads after lines it already returned",
+    "R7 R8",
+    async (env) => {
+      // The first read (64 KiB) ends inside the second line; the third and fourth lines come with the next read.
+      const long = "b".repeat(64 * 1024 - 2);
+      await put(env, "across.txt", `a\n${long}c\nd\ne`);
+      const reader = value(await env.openTextLineReader("across.txt", live), "openTextLineReader");
+      const lines: [number, string, boolean][] = [];
+      for (;;) {
+        const line = value(await reader.readLine(live), "readLine");
+        if (line === undefined) break;
+        lines.push([line.text.length, line.text.slice(-1), line.terminated]);
+        assert.ok(lines.length < 10, "runaway reader");
+      }
+      await reader.close(live);
+      assert.deepEqual(lines, [
+        [1, "a", true],
+        [64 * 1024 - 1, "c", true],
+        [1, "d", true],
+        [1, "e", false],
+      ]);
+    },
+  );
+
   define("the text line reader splits on LF only and reports unterminated last lines", "R7 R8 R15", async (env) => {
     const lines = async (content: string | Uint8Array) => {
       await put(env, "lines.txt", content);
