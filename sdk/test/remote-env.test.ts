@@ -83,6 +83,18 @@ describe("construction and paths", () => {
       "ssh gpu-box failed: Network is unreachable",
     ]);
     expect(failedCode(await env.fileInfo("a", abortedContext()))).toBe("aborted");
+    // Every method answers with a failed Result, none throws: also those that resolve their paths themselves.
+    for (const result of [
+      await env.renameFile("a", "b", none),
+      await env.truncateFile("a", 0, none),
+      await env.listFiles("a", undefined, none),
+      await env.absolutePath("a", none),
+      await env.joinPath(["a", "b"], none),
+      await env.writeFile("a", "x", none),
+      await env.listDir("a", none),
+    ]) {
+      expect(failedCode(result)).toBe("unknown");
+    }
   });
 
   it("refuses NUL bytes as Node does (unknown) without asking the agent", async () => {
@@ -93,6 +105,8 @@ describe("construction and paths", () => {
       await env.listDir("d\u0000", none),
       await env.remove("x\u0000", { recursive: true, force: true }, none),
       await env.renameFile("a", "b\u0000", none),
+      await env.renameFile("a\u0000", "b", none),
+      await env.truncateFile("a\u0000", 0, none),
       await env.createTempDir("p\u0000", none),
     ]) {
       expect(failedCode(result)).toBe("unknown");
