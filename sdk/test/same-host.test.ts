@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hostPlatform } from "../src/agent-binary.js";
-import type { RemoteInfo } from "../src/agent-hello.js";
+import { type RemoteInfo, toRemoteInfo } from "../src/agent-hello.js";
 import type { Connection } from "../src/connection.js";
 import { LocalExecutionEnv } from "../src/local-env.js";
 import { HANDLE_FD_FEATURE, reopenAgentFile, sameHostFdDir } from "../src/same-host.js";
@@ -33,21 +33,9 @@ function recordRequests(connection: Connection): string[] {
   return seen;
 }
 
-function info(fields: Partial<RemoteInfo>): RemoteInfo {
-  return {
-    protocol: 1,
-    version: "",
-    os: "linux",
-    arch: "x86_64",
-    home: "",
-    separator: "/",
-    tmpdir: "",
-    cwd: "",
-    driveCwds: {},
-    pid: 0,
-    features: [HANDLE_FD_FEATURE],
-    ...fields,
-  };
+/** A hello answer of a Linux agent offering the shortcut, with `fields` over it. */
+function info(fields: Record<string, unknown>): RemoteInfo {
+  return toRemoteInfo({ os: "linux", features: [HANDLE_FD_FEATURE], ...fields });
 }
 
 describe.runIf(linux)("sameHostFdDir", () => {
