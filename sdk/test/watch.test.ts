@@ -13,6 +13,7 @@ import { LocalExecutionEnv } from "../src/local-env.js";
 import { RemoteExecutionEnv } from "../src/remote-env.js";
 import type { FileWatcher, WatchChange } from "../src/types.js";
 import type { RemoteWatchOptions } from "../src/watch.js";
+import { heldProcesses } from "./fixtures/connections.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
 const context = { abortSignal: undefined };
@@ -123,6 +124,21 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
     expect(result.error.path).toBeUndefined();
     writeFileSync(join(dir, "after.txt"), "x");
     expect(await changes.during(300)).toEqual([]);
+  });
+
+  it("does not hold the host process while it watches (in this thread)", async () => {
+    // Agents of earlier tests may still be exiting.
+    await expect.poll(heldProcesses, { timeout: 5000 }).toBe(0);
+    const env = localEnv();
+    const changes = new Changes();
+    const result = await env.watch([{ path: "." }], changes.onChange, context);
+    if (!result.ok) throw result.error;
+    keep(result.value);
+    // The watch request lets go of the process at its first event, the one that says it is established.
+    expect(heldProcesses()).toBe(0);
+    writeFileSync(join(dir, "seen.txt"), "x");
+    await changes.covering(join(dir, "seen.txt"));
+    expect(heldProcesses()).toBe(0);
   });
 
   it("outlives the context that opened it", async () => {
