@@ -89,9 +89,9 @@ test-package: dist sdk
 
 ## bench: the interleaved table of tools/bench.ts (every env and its anchors, over a loopback sshd too, then the
 ## listFiles and watching rows); also writes it as JSON to BENCH_JSON (default bench-results.json) for
-## `node --import tsx tools/bench.ts --compare before.json after.json`
+## `node --import tsx tools/bench.ts --compare before.json after.json`; BENCH_ARGS adds flags (e.g. "--pin 1")
 bench: build
-	node --import tsx tools/bench.ts --json $${BENCH_JSON:-bench-results.json}
+	node --import tsx tools/bench.ts --json $${BENCH_JSON:-bench-results.json} $(BENCH_ARGS)
 
 ## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine);
 ## then connectSsh deploying to and driving a Windows agent under Wine (tools/windows/test-ssh-windows.sh), run
