@@ -53,14 +53,9 @@ export class RemoteHandle {
     return new RemoteHandle(link, numberField(reply.json, "handle"), reply.session);
   }
 
-  /** Lets this process's own descriptor of the same file do the reads (see same-host.ts). */
+  /** Lets this process's own descriptor of the same file do the reads, and closes it with the handle (same-host.ts). */
   useLocal(file: FileHandle | undefined): void {
     this.#local = file;
-  }
-
-  /** This process's own descriptor of the file, if the same-host shortcut reopened it. */
-  get local(): FileHandle | undefined {
-    return this.#local;
   }
 
   /** Sends an operation on this handle. */
@@ -78,8 +73,10 @@ export class RemoteHandle {
     into?: (length: number) => Uint8Array | undefined,
   ): Promise<Uint8Array> {
     if (this.#local !== undefined) {
+      // Straight into the caller's memory when it names some: ReadAhead never lets a read it abandoned share memory
+      // with a later one (see its #issue). A position of null reads at this descriptor's own position, which only
+      // these reads move.
       const target = into?.(length) ?? Buffer.allocUnsafe(length);
-      // A position of null reads at this descriptor's own position, which only these reads move.
       const { bytesRead } = await this.#local.read(target, 0, length, offset ?? null);
       return target.subarray(0, bytesRead);
     }

@@ -39,7 +39,8 @@ export class ReadAhead {
   readonly #read: PositionalRead;
   readonly #depth: number;
   #queue: InFlight[] = [];
-  #abandoned: Promise<Result<Uint8Array, unknown>>[] = [];
+  /** Abandoned reads still in flight; each leaves the set when it settles. */
+  readonly #abandoned = new Set<Promise<Result<Uint8Array, unknown>>>();
 
   constructor(read: PositionalRead, depth: number) {
     this.#read = read;
@@ -68,7 +69,6 @@ export class ReadAhead {
   async settle(): Promise<void> {
     const pending = [...this.#queue.map((entry) => entry.outcome), ...this.#abandoned];
     this.#queue = [];
-    this.#abandoned = [];
     await Promise.all(pending);
   }
 
@@ -93,12 +93,20 @@ export class ReadAhead {
 
   #abandon(entry: InFlight): void {
     entry.abandoned = true;
-    this.#abandoned.push(entry.outcome);
+    const outcome = entry.outcome;
+    this.#abandoned.add(outcome);
+    void outcome.then(() => this.#abandoned.delete(outcome));
   }
 
   #issue(planned: PlannedRead): InFlight {
     const entry: InFlight = { ...planned, outcome: Promise.resolve(ok(new Uint8Array(0))), abandoned: false };
-    entry.outcome = settle(this.#read(planned.offset, planned.length, () => !entry.abandoned));
+    const start = () => this.#read(planned.offset, planned.length, () => !entry.abandoned);
+    // A reader that lands bytes straight in the caller's memory as it reads (the same-host shortcut) cannot be
+    // stopped once started: a read abandoned earlier may still be writing where this one will. So after an
+    // abandonment new reads start only once every abandoned one has settled (rare: the plan changed, e.g. a
+    // short read); otherwise nothing waits.
+    const abandoned = [...this.#abandoned];
+    entry.outcome = settle(abandoned.length === 0 ? start() : Promise.all(abandoned).then(start));
     return entry;
   }
 }
