@@ -14,6 +14,7 @@ import { packagedAgent } from "../src/agent-binary.js";
 import { Connection } from "../src/connection.js";
 import { RemoteExecutionEnv } from "../src/remote-env.js";
 import type { Context, ExecutionEnv } from "../src/types.js";
+import { patterned } from "./fixtures/patterned.js";
 
 const none: Context = { abortSignal: undefined };
 const onPosix = process.platform !== "win32";
@@ -66,12 +67,6 @@ async function same(label: string, operation: (env: ExecutionEnv) => Promise<unk
   const actual = normalize(await operation(remote), remoteRoot);
   expect([label, actual]).toEqual([label, expected]);
   return actual;
-}
-
-function patterned(length: number, seed = 0): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let index = 0; index < length; index++) bytes[index] = (index * 31 + seed + (index >> 13)) & 0xff;
-  return bytes;
 }
 
 /**

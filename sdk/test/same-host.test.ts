@@ -9,18 +9,13 @@ import { type RemoteInfo, toRemoteInfo } from "../src/agent-hello.js";
 import type { Connection } from "../src/connection.js";
 import { LocalExecutionEnv } from "../src/local-env.js";
 import { HANDLE_FD_FEATURE, reopenAgentFile, sameHostFdDir } from "../src/same-host.js";
+import { patterned } from "./fixtures/patterned.js";
 
 const linux = process.platform === "linux";
 const agentPath =
   process.env.OUTPOST_AGENT || join(import.meta.dirname, "..", "bin", `${hostPlatform()}-${process.arch}`, "outpost");
 const context = { abortSignal: undefined };
 const MiB = 1024 * 1024;
-
-function patterned(length: number, seed: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
-  return bytes;
-}
 
 /** Every request the env makes, as `op` or `op+fd` when it asked for a descriptor. */
 function recordRequests(connection: Connection): string[] {
