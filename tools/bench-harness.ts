@@ -166,8 +166,9 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
   const failed: Record<string, string> = {};
   const tallies = new Map<string, Tally>();
   const live = () => spec.candidates.filter((candidate) => failed[candidate.name] === undefined);
-  // Burst rows report per-operation quantiles instead, byte-moving rows their throughput.
-  const reportsP10 = !spec.burst && spec.bytes === undefined;
+  // Rows of many short calls: they warm up until steady and report p10. Burst rows report per-operation
+  // quantiles instead, byte-moving rows their throughput.
+  const shortCalls = !spec.burst && spec.bytes === undefined;
   for (const candidate of spec.candidates) {
     tallies.set(candidate.name, { roundValues: [], p10: [], p50: [], p99: [], clientCpu: 0, agentCpu: 0, calls: 0 });
     if (spec.warmup === false) continue;
@@ -177,7 +178,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
       // measured 126 µs per call in its first 200 calls, 40 µs after 1,600 and 16 µs after 6,000 (fileInfo,
       // one CPU). Measured cold, a row would show how far the JIT had got, not what the call costs.
       const started = performance.now();
-      const warmCalls = reportsP10 ? WARM_UP_CALLS : 1;
+      const warmCalls = shortCalls ? WARM_UP_CALLS : 1;
       for (let call = 0; call < warmCalls; call++) {
         await candidate.before?.();
         await candidate.run([]);
@@ -215,7 +216,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
         continue;
       }
       tally.roundValues.push(median(times));
-      if (reportsP10 && times.length >= P10_MIN_CALLS) tally.p10.push(quantile(times, 0.1));
+      if (shortCalls && times.length >= P10_MIN_CALLS) tally.p10.push(quantile(times, 0.1));
       if (spec.burst) {
         // Latencies are recorded in ms (performance.now()); scale turns them into the row's unit.
         tally.p50.push(quantile(latencies, 0.5) * scale);
@@ -230,7 +231,7 @@ export async function measureRow(spec: RowSpec): Promise<RowResult> {
     if (spec.bytes !== undefined) {
       measure.mibPerSecond = spec.bytes / 1024 / 1024 / (measure.median / (spec.unit === "ms" ? 1e3 : 1e6));
     }
-    if (reportsP10 && tally.p10.length === tally.roundValues.length) {
+    if (shortCalls && tally.p10.length === tally.roundValues.length) {
       measure.p10 = median(tally.p10);
     }
     if (spec.burst) {
