@@ -3,6 +3,7 @@
  * `[host]:port`, markers, and updates that keep every other line. Keys and hashed lines come from ssh-keygen.
  */
 import { execFileSync } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,9 +13,12 @@ import {
   addHostKey,
   checkHostKey,
   fingerprintOf,
+  keyTypeOf,
   knownHostsName,
+  matchPattern,
   readTrust,
   removeHost,
+  trustedKeyTypes,
 } from "../src/ssh/known-hosts.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-known-hosts-"));
@@ -112,5 +116,74 @@ describe("known hosts", () => {
     execFileSync("mkdir", ["-p", path]);
     await expect(readTrust([path], "host")).rejects.toMatchObject({ code: "known_hosts" });
     await expect(addHostKey(path, "host", a.blob)).rejects.toMatchObject({ code: "known_hosts" });
+  });
+
+  it("reads a key blob's type only from a well-formed SSH string of 1..64 bytes", () => {
+    const blob = (length: number, body: string) => {
+      const head = Buffer.alloc(4);
+      head.writeUInt32BE(length);
+      return Buffer.concat([head, Buffer.from(body, "latin1")]);
+    };
+    expect(keyTypeOf(a.blob)).toBe("ssh-ed25519");
+    expect(keyTypeOf(Buffer.from([0, 0, 0]))).toBe("");
+    expect(keyTypeOf(blob(0, "rest"))).toBe("");
+    // The type alone, nothing after it, is still a type.
+    expect(keyTypeOf(blob(3, "abc"))).toBe("abc");
+    expect(keyTypeOf(blob(64, "t".repeat(64)))).toBe("t".repeat(64));
+    expect(keyTypeOf(blob(65, "t".repeat(70)))).toBe("");
+    // A length past the end of the blob is malformed, not a shorter type.
+    expect(keyTypeOf(blob(10, "abc"))).toBe("");
+    // A view into a larger buffer is read from its own start.
+    const framed = Buffer.concat([Buffer.from("xxxx"), blob(3, "abc")]);
+    expect(keyTypeOf(framed.subarray(4))).toBe("abc");
+  });
+
+  it("skips comments, unknown markers, short lines and keys of another type than their line says", async () => {
+    const [, key] = a.line.split(" ");
+    const path = file(
+      "malformed",
+      [
+        `#alpha ssh-ed25519 ${key}`,
+        `@future alpha ssh-ed25519 ${key}`,
+        "alpha ssh-ed25519",
+        `alpha ssh-rsa ${key}`,
+        `alpha ssh-ed25519 ${Buffer.from("not a key").toString("base64")}`,
+        `@revoked beta ssh-rsa ${key}`,
+        "",
+      ].join("\n"),
+    );
+    for (const name of ["#alpha", "alpha", "@future"]) expect((await readTrust([path], name)).keys.size).toBe(0);
+    expect((await readTrust([path], "beta")).revoked).toEqual([]);
+  });
+
+  it("splits a line at any run of blanks, leading ones included, as OpenSSH does", async () => {
+    const [type, key] = a.line.split(" ");
+    const path = file("blanks", `  \talpha \t ${type}   ${key}  comment\n`);
+    expect((await readTrust([path], "alpha")).keys.get("ssh-ed25519")).toEqual([a.blob]);
+  });
+
+  it("keeps a key found in several files once, and reports the trusted key types", async () => {
+    const one = file("one", `host ${a.line}\n`);
+    const two = file("two", `host,other ${a.line}\nhost ${b.line}\n`);
+    const trust = await readTrust([one, two], "host");
+    expect(trust.keys.get("ssh-ed25519")).toEqual([a.blob, b.blob]);
+    expect(trustedKeyTypes(trust)).toEqual(["ssh-ed25519"]);
+    expect(trustedKeyTypes(await readTrust([one], "nobody"))).toEqual([]);
+  });
+
+  it("reads only version 1 of hashed host fields", async () => {
+    const salt = Buffer.from("0123456789abcdef0123");
+    const hash = createHmac("sha1", salt).update("hashed.host").digest();
+    const field = (version: string) => `|${version}|${salt.toString("base64")}|${hash.toString("base64")}`;
+    const path = file("versions", `${field("1")} ${a.line}\n${field("2")} ${b.line}\n${field("1")}|x ${b.line}\n`);
+    expect((await readTrust([path], "hashed.host")).keys.get("ssh-ed25519")).toEqual([a.blob]);
+  });
+
+  it("matches patterns on the whole name, any character included", () => {
+    expect(matchPattern("*", "a\nb")).toBe(true);
+    expect(matchPattern("h?st", "host")).toBe(true);
+    expect(matchPattern("h?st", "hoost")).toBe(false);
+    expect(matchPattern("host", "myhost")).toBe(false);
+    expect(matchPattern("a.b", "axb")).toBe(false);
   });
 });
