@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { packagedAgent, readManifest } from "../agent-binary.js";
+import { type AgentManifest, packagedAgent, readManifest } from "../agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess } from "./remote-access.js";
@@ -47,8 +47,13 @@ async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
  * The agent for `platform`: `agentBinary` if given; else the SDK's packaged binary (`make dist` for every platform,
  * `make build` for this machine's). Its hash is computed from the bytes themselves; where `bin/manifest.json` lists
  * the platform, the two must agree, so a binary rebuilt or changed after `make dist` is never deployed by mistake.
+ * `manifest` reads that manifest (a parameter so tests can give one).
  */
-export async function localAgent(platform: RemotePlatform, options: DeployOptions = {}): Promise<LocalAgent> {
+export async function localAgent(
+  platform: RemotePlatform,
+  options: DeployOptions = {},
+  manifest: () => AgentManifest | undefined = readManifest,
+): Promise<LocalAgent> {
   const target = `${platform.platform}-${platform.arch}`;
   let path: string;
   try {
@@ -59,7 +64,7 @@ export async function localAgent(platform: RemotePlatform, options: DeployOption
   const { sha256, size } = await hashOf(path).catch((error: Error) => {
     throw new SshError("deploy", `Cannot read the agent ${path}: ${error.message}`, error);
   });
-  const listed = options.agentBinary === undefined ? readManifest()?.agents[target] : undefined;
+  const listed = options.agentBinary === undefined ? manifest()?.agents[target] : undefined;
   if (listed !== undefined && listed.sha256 !== sha256) {
     throw new SshError(
       "deploy",
