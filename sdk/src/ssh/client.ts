@@ -46,8 +46,11 @@ const DEFAULT_HOST_KEY_ALGORITHMS = [
   "ssh-rsa",
 ];
 
-/** Puts the algorithms of already trusted key types first, as OpenSSH does, so a known key is the one negotiated. */
-function hostKeyAlgorithms(trust: HostTrust | undefined): string[] {
+/**
+ * Puts the algorithms of already trusted key types first, as OpenSSH does, so a known key is the one negotiated.
+ * Exported for tests (sdk/test/ssh-auth.test.ts), as are the two auth functions below.
+ */
+export function hostKeyAlgorithms(trust: HostTrust | undefined): string[] {
   const preferred = (trust === undefined ? [] : trustedKeyTypes(trust)).flatMap(
     (type) => ALGORITHMS_OF_TYPE[type] ?? [],
   );
@@ -55,13 +58,13 @@ function hostKeyAlgorithms(trust: HostTrust | undefined): string[] {
 }
 
 /** One way to authenticate: the method name the server must offer, and what to send (`undefined`: skip it). */
-interface AuthAttempt {
+export interface AuthAttempt {
   offeredAs: AuthenticationType;
   make: () => Promise<AnyAuthMethod | undefined>;
 }
 
 /** Auth methods to try on one hop, in OpenSSH's order: agent, key files, password, keyboard-interactive. */
-function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] {
+export function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] {
   const username = hop.user;
   const methods: AuthAttempt[] = [];
   const agent = options.agent === false ? undefined : (options.agent ?? process.env.SSH_AUTH_SOCK);
@@ -121,7 +124,7 @@ function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] {
  * password) is asked for a method the server would refuse. The first request is `none`, as OpenSSH's, to learn
  * which methods the server offers.
  */
-function authHandler(methods: AuthAttempt[], username: string): AuthHandlerMiddleware {
+export function authHandler(methods: AuthAttempt[], username: string): AuthHandlerMiddleware {
   let next = 0;
   let asked = false;
   return (authsLeft: AuthenticationType[] | null, _partial: boolean | null, nextMethod: NextAuthHandler) => {
