@@ -521,27 +521,32 @@ describe("the OpenSSH transport", () => {
 });
 
 describe("jump hosts", () => {
+  /** An ssh config naming the target `outpost-target`, reached through `jump` as `outpost-jump`. */
+  async function jumpConfig(jump: Sshd, name: string): Promise<string> {
+    const config = join(scratch, name);
+    await writeFile(
+      config,
+      [
+        "Host outpost-target",
+        "  HostName 127.0.0.1",
+        `  Port ${sshd.port}`,
+        `  User ${sshd.target.split("@")[0]}`,
+        "  ProxyJump outpost-jump",
+        "Host outpost-jump",
+        "  HostName 127.0.0.1",
+        `  Port ${jump.port}`,
+        `  User ${jump.target.split("@")[0]}`,
+        `  IdentityFile ${jump.clientKey}`,
+        "",
+      ].join("\n"),
+    );
+    return config;
+  }
+
   it("reaches the target through a ProxyJump host from the ssh config, each hop's key checked on both transports [SSH4]", async () => {
     const jump = await startSshd();
     try {
-      const config = join(scratch, "jump_config");
-      await writeFile(
-        config,
-        [
-          "Host outpost-target",
-          "  HostName 127.0.0.1",
-          `  Port ${sshd.port}`,
-          `  User ${sshd.target.split("@")[0]}`,
-          "  ProxyJump outpost-jump",
-          "Host outpost-jump",
-          "  HostName 127.0.0.1",
-          `  Port ${jump.port}`,
-          `  User ${jump.target.split("@")[0]}`,
-          `  IdentityFile ${jump.clientKey}`,
-          "",
-        ].join("\n"),
-      );
-      const options = { ...fresh(), configFile: config };
+      const options = { ...fresh(), configFile: await jumpConfig(jump, "jump_config") };
       const jumpName = `[127.0.0.1]:${jump.port}`;
       // The jump host's key is not trusted yet: nothing gets through it.
       const untrusted = await scanHostKey("outpost-target", options);
@@ -581,6 +586,23 @@ describe("jump hosts", () => {
       const twice = { ...options, knownHostsFile: oddKnownHosts, proxyJump: "outpost-jump,outpost-jump" };
       const nested = opensshCommand("ssh", "outpost-target", twice, await resolveRoute("outpost-target", twice));
       expect(await runSsh(nested, "echo twice", undefined, 30_000)).toMatchObject({ code: 0, stdout: "twice\n" });
+    } finally {
+      await jump.stop();
+    }
+  });
+
+  it("goes only through the jump host: one that refuses to forward fails the connection as connect", async () => {
+    // The target is reachable directly here too, so a client that skipped the jump would connect.
+    const jump = await startSshd({ config: ["AllowTcpForwarding no"] });
+    try {
+      const options = { ...fresh(), configFile: await jumpConfig(jump, "closed_jump_config") };
+      getOrThrow(await acceptHostKey("outpost-jump", jump.fingerprint, { ...options, proxyJump: false }));
+      getOrThrow(await acceptHostKey("outpost-target", sshd.fingerprint, { ...options, proxyJump: false }));
+      const scanned = await scanHostKey("outpost-target", options);
+      expect(scanned.ok ? "ok" : scanned.error.code).toBe("connect");
+      const connected = await connectSsh("outpost-target", options);
+      expect(connected.ok ? "ok" : connected.error.code).toBe("connect");
+      if (connected.ok) await connected.value.close();
     } finally {
       await jump.stop();
     }
