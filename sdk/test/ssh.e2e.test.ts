@@ -138,6 +138,23 @@ describe("host keys", () => {
     }
   });
 
+  it("negotiates the trusted key's type when the server has several, as OpenSSH does", async () => {
+    // ssh2 would pick the server's ed25519 key first; only the RSA key is trusted.
+    const second = join(scratch, "second_host_key");
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", second]);
+    const server = await startSshd({ hostKeyType: "rsa", config: [`HostKey ${second}`] });
+    try {
+      const options = fresh(server);
+      // Written by hand: acceptHostKey takes the key the server presents to a client trusting nothing (ed25519).
+      await writeFile(options.knownHostsFile!, `[127.0.0.1]:${server.port} ${server.hostKey}\n`);
+      const env = getOrThrow(await connectSsh(server.target, options));
+      expect(await output(env, "echo trusted")).toBe("trusted\n");
+      await env.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("trusts hashed and [host]:port entries of a read-only known_hosts file and never writes it", async () => {
     const userFile = join(scratch, "user_known_hosts");
     await writeFile(userFile, `# a comment\n[127.0.0.1]:${sshd.port} ${sshd.hostKey}\n`);
@@ -429,6 +446,34 @@ describe("sessions", () => {
     expect(stdout.trim()).toBe("ran");
     // Well before the agent's 30 s silence limit could end the session from the other side.
     expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("ends its SSH connection on close, as detectPlatform and deployAgent end theirs; the env's id names the target", async () => {
+    const options = await trusted();
+    /** The server's session count once it has settled (sessions end a moment after the client leaves). */
+    const settled = async (): Promise<number> => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const count = (await sshd.sessions()).length;
+        if (count === 0 || Date.now() > deadline) return count;
+        await new Promise((done) => setTimeout(done, 50));
+      }
+    };
+    expect(await settled()).toBe(0);
+    getOrThrow(await detectPlatform(sshd.target, options));
+    expect(await settled()).toBe(0);
+    getOrThrow(await deployAgent(sshd.target, options));
+    expect(await settled()).toBe(0);
+    const env = getOrThrow(await connectSsh(sshd.target, options));
+    expect(env.id).toBe(`outpost:ssh:${sshd.target}`);
+    expect(await output(env, "echo up")).toBe("up\n");
+    expect((await sshd.sessions()).length).toBeGreaterThan(0);
+    await env.close();
+    expect(await settled()).toBe(0);
+    const named = getOrThrow(await connectSsh(sshd.target, { ...options, id: "build-box" }));
+    expect(named.id).toBe("build-box");
+    await named.close();
+    expect(await settled()).toBe(0);
   });
 
   it("reports the remote's home and runs commands there with the account's environment", async () => {
