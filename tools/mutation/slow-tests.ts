@@ -53,3 +53,13 @@ export const slowTests: readonly string[] = [
   "watch (polling): close stops delivery, is idempotent and has no checkpoint [WA13 WA12]", // 322 ms
   "cleanup kills running commands, which settle with exit code 137 [C1 X24]", // 316 ms
 ];
+
+/**
+ * Tests left out of the sdk/src/ssh run: the two keepalive cases of the loopback-sshd test (3.2 s and 4.0 s of its
+ * 28 s, Dec 2026). Nearly every SSH mutant is covered by that whole file, so a survivor there costs all of it; these
+ * two cost a quarter of it and guard one rule, keepalives ([SSH4]: `serverAliveInterval`/`serverAliveCountMax` handed
+ * to ssh2 and OpenSSH), whose mutants then show as survivors. `make test` runs them.
+ */
+export const sshSlowTests: readonly string[] = [
+  "with ServerAliveInterval, a server that stops answering is lost by the keepalives, then the next call reconnects",
+];

@@ -9,14 +9,14 @@
  */
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "../../vitest.config.js";
-import { slowTests } from "./slow-tests.js";
+import { slowTests, sshSlowTests } from "./slow-tests.js";
 
 const core = process.env.OUTPOST_MUTATION_GROUP === "core";
 const leftOut = [
   "applies the connection's requestTimeoutMs to every request but exec and watch",
   "resolves a relative Include under ~/.ssh and ~/ under the home, wherever the including file is",
-  // The files outside sdk/src/ssh run without the slowest tests (slow-tests.ts).
-  ...(core ? slowTests : []),
+  // Each run leaves out its slowest tests (slow-tests.ts).
+  ...(core ? slowTests : sshSlowTests),
 ];
 const literally = (title: string) => title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
