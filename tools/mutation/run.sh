@@ -6,7 +6,8 @@
 #   default           the files changed against $MUTATION_BASE (default main), committed or not (for Go: the
 #                     changed non-test files, each package's tests run against them);
 #   ALL=1             every file of sdk/src and every package of agent-go/internal;
-#   TS_FILES="a b"    these sdk/src files, GO_PKGS="x y" these agent-go/internal packages (either may be "none").
+#   TS_FILES="a b"    these sdk/src files, GO_PKGS="x y" these agent-go/internal packages (either may be "none");
+#   STRYKER_CONCURRENCY=N  Stryker's test runner processes (default 2, stryker.config.mjs).
 # Stryker runs incrementally: results of mutants whose code and tests did not change are taken from
 # .cache/mutation/stryker-incremental.json (seeded from tools/mutation/stryker-results.json.gz, and saved there by
 # `make mutation-save`), which a run updates every 30 s. Reports land in .cache/mutation/.
@@ -57,17 +58,19 @@ if [ ${#ts_files[@]} -gt 0 ]; then
   # goes).
   tools/mutation/seed.sh
   # Two runs: the files outside sdk/src/ssh without the loopback-sshd test (vitest.config.ts), then sdk/src/ssh
-  # with every test.
+  # with every test but the slow ones slow-tests.ts names.
+  concurrency=()
+  [ -n "${STRYKER_CONCURRENCY:-}" ] && concurrency=(--concurrency "$STRYKER_CONCURRENCY")
   ssh_files=() core_files=()
   for file in "${ts_files[@]}"; do
     case $file in sdk/src/ssh/*) ssh_files+=("$file") ;; *) core_files+=("$file") ;; esac
   done
   if [ ${#core_files[@]} -gt 0 ]; then
-    OUTPOST_MUTATION_GROUP=core npx stryker run tools/mutation/stryker.config.mjs \
+    OUTPOST_MUTATION_GROUP=core npx stryker run tools/mutation/stryker.config.mjs "${concurrency[@]}" \
       --mutate "$(IFS=,; echo "${core_files[*]}")"
   fi
   if [ ${#ssh_files[@]} -gt 0 ]; then
-    npx stryker run tools/mutation/stryker.config.mjs --mutate "$(IFS=,; echo "${ssh_files[*]}")"
+    npx stryker run tools/mutation/stryker.config.mjs "${concurrency[@]}" --mutate "$(IFS=,; echo "${ssh_files[*]}")"
   fi
   # The second run's report holds the first's results too: Stryker carries over the saved results of mutants
   # outside a run's scope.
