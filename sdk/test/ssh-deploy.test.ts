@@ -194,5 +194,37 @@ describe("deployOn", () => {
     const { remote } = scriptedRemote(new Map());
     await expect(deployOn(remote, windows, options)).rejects.toMatchObject({ code: "platform" });
     await expect(deployOn(remote, { ...windows, shell: "cmd" }, options)).rejects.toMatchObject({ code: "platform" });
+    // With SFTP hashing, a shell other than cmd is still refused, and cmd deploys, hashing by SFTP alone.
+    const files = new Map<string, string>();
+    const calls: string[] = [];
+    const sftp: RemoteAccess = {
+      run: async (command) => {
+        calls.push(`run ${command}`);
+        return { stdout: "", stderr: "", code: 0 };
+      },
+      put: async (_local, _size, directory, temp) => {
+        calls.push(`put ${directory} ${temp}`);
+        files.set(temp, agentSha);
+      },
+      rename: async (from, to) => {
+        calls.push(`rename ${from} ${to}`);
+        files.set(to, files.get(from) ?? "");
+        files.delete(from);
+      },
+      remove: async () => {},
+      sha256: async (path) => files.get(path) ?? "missing",
+    };
+    await expect(deployOn(sftp, { ...windows, shell: "powershell" }, options)).rejects.toMatchObject({
+      code: "platform",
+    });
+    const exe = `C:\\Users\\u\\.outpost\\bin\\outpost-${agentSha}.exe`;
+    expect(await deployOn(sftp, { ...windows, shell: "cmd" }, options)).toEqual({
+      path: exe,
+      sha256: agentSha,
+      uploaded: true,
+    });
+    expect(calls.every((call) => !call.startsWith("run "))).toBe(true);
+    expect(calls.at(-1)).toBe(`rename ${calls[0].split(" ")[2]} /${exe.replace(/\\/g, "/")}`);
+    expect(calls[0].split(" ")[1]).toBe("/C:/Users/u/.outpost/bin");
   });
 });
