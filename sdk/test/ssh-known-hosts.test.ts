@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,6 +19,7 @@ import {
   readTrust,
   removeHost,
   trustedKeyTypes,
+  updateKnownHosts,
 } from "../src/ssh/known-hosts.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-known-hosts-"));
@@ -185,5 +186,45 @@ describe("known hosts", () => {
     expect(matchPattern("h?st", "hoost")).toBe(false);
     expect(matchPattern("host", "myhost")).toBe(false);
     expect(matchPattern("a.b", "axb")).toBe(false);
+  });
+
+  it("trusts any of several keys of one type for a host", async () => {
+    const path = file("rotation", `host ${a.line}\nhost ${b.line}\n`);
+    const trust = await readTrust([path], "host");
+    expect(checkHostKey(trust, a.blob)).toBeUndefined();
+    expect(checkHostKey(trust, b.blob)).toBeUndefined();
+  });
+
+  it("keeps blank lines, a last line without a newline, and @revoked entries when it rewrites", async () => {
+    const path = file("keep", `# head\n\nother ${b.line}\n@revoked h ${b.line}\nh ${a.line}\nlast ${a.line}`);
+    await removeHost(path, "h");
+    expect(readFileSync(path, "utf8")).toBe(`# head\n\nother ${b.line}\n@revoked h ${b.line}\nlast ${a.line}\n`);
+    const only = file("only", `h ${a.line}\n`);
+    await removeHost(only, "h");
+    expect(readFileSync(only, "utf8")).toBe("");
+  });
+
+  it("waits for a lock another process holds, and leaves no descriptor open", async () => {
+    const path = file("locked", "");
+    const lock = `${path}.lock`;
+    writeFileSync(lock, "12345\n");
+    setTimeout(() => unlinkSync(lock), 300);
+    const descriptors = readdirSync("/proc/self/fd").length;
+    await addHostKey(path, "h", a.blob);
+    expect(readFileSync(path, "utf8")).toBe(`h ${a.line}\n`);
+    expect(existsSync(lock)).toBe(false);
+    for (let i = 0; i < 20; i++) await addHostKey(path, `h${i}`, a.blob);
+    expect(readdirSync("/proc/self/fd").length).toBeLessThanOrEqual(descriptors);
+  });
+
+  it("runs an update queued behind one that failed", async () => {
+    const path = file("queued", "");
+    const failing = updateKnownHosts(path, () => {
+      throw new Error("change failed");
+    });
+    const next = updateKnownHosts(path, (lines) => [...lines, "after"]);
+    await expect(failing).rejects.toMatchObject({ code: "known_hosts" });
+    await next;
+    expect(readFileSync(path, "utf8")).toBe("after\n");
   });
 });

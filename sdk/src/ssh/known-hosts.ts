@@ -198,11 +198,9 @@ async function rewrite(file: string, change: (lines: string[]) => string[]): Pro
  */
 export function updateKnownHosts(file: string, change: (lines: string[]) => string[]): Promise<void> {
   const key = resolve(file);
+  // A chain holds only settled promises (`settled` below), so the previous update never rejects here.
   const previous = chains.get(key) ?? Promise.resolve();
-  const next = previous.then(
-    () => rewrite(key, change),
-    () => rewrite(key, change),
-  );
+  const next = previous.then(() => rewrite(key, change));
   const settled = next.catch(() => {});
   chains.set(key, settled);
   settled.then(() => {
