@@ -53,8 +53,20 @@ let fingerprint: string;
 let base: SshEnvOptions;
 let counter = 0;
 
+/**
+ * The Windows name of a Linux path. winepath fails now and then while the Wine server of the previous test run is
+ * still shutting down (seen once in CI, Dec 2026: the conformance run ends with `wineserver -k`), so a failure is
+ * retried a few times before it counts.
+ */
 async function windowsPath(path: string): Promise<string> {
-  return (await run("winepath", ["-w", path])).stdout.trim();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await run("winepath", ["-w", path])).stdout.trim();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 async function waitForFile(path: string, ms: number): Promise<string> {
