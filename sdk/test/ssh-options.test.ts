@@ -105,7 +105,7 @@ describe("SSH options", () => {
       const made = sshConnection("box", options as unknown as SshConnectOptions);
       expect(made.ok ? "ok" : made.error.code).toBe("invalid");
     }
-    for (const target of ["", "me@", "box:ssh", "box:0", "-box", "me@[::1]:70000", 5]) {
+    for (const target of ["", "me@", "@box", "box:22x", "box:ssh", "box:0", "-box", "me@[::1]:70000", 5]) {
       const made = sshConnection(target as string, base);
       expect(made.ok ? "ok" : made.error.code, String(target)).toBe("invalid");
     }
