@@ -54,9 +54,9 @@ let base: SshEnvOptions;
 let counter = 0;
 
 /**
- * The Windows name of a Linux path. winepath fails now and then while the Wine server of the previous test run is
- * still shutting down (seen once in CI, Dec 2026: the conformance run ends with `wineserver -k`), so a failure is
- * retried a few times before it counts.
+ * The Windows name of a Linux path. winepath failed once in CI (Dec 2026) as the first Wine call after the
+ * conformance run's `wineserver -k`; the scripts now wait for that server to exit, and since the cause was not
+ * reproduced, a failure is still retried a few times before it counts.
  */
 async function windowsPath(path: string): Promise<string> {
   for (let attempt = 1; ; attempt++) {

@@ -12,7 +12,7 @@ main_ssh() {
   install_packages
   build_programs
   CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build -trimpath -o "$cache/bin/sshd.exe" ./tools/windows/sshd
-  trap 'wineserver -k 2>/dev/null || true' EXIT
+  trap 'wineserver -k 2>/dev/null || true; wineserver -w 2>/dev/null || true' EXIT
   prepare_prefix
   OUTPOST_WINE_SSHD=$cache/bin/sshd.exe OUTPOST_WINDOWS_AGENT=$cache/bin/outpost.exe \
     npx vitest run --config tools/windows/ssh.vitest.config.ts

@@ -12,7 +12,8 @@
 #   taskkill.exe          one that supports /F /T /PID (Wine's refuses /T, so no timeout or abort kills anything);
 #   bash.exe              a POSIX shell (mvdan.cc/sh) where Git Bash is looked for, and copies of it on PATH as
 #                         the few core utilities the cases run (sleep, cat, printf, ...).
-# The prefix's wineserver is stopped at the end, pass or fail.
+# The prefix's wineserver is stopped at the end, pass or fail, and waited for: a later run in the same prefix (the
+# SSH test after the conformance run) must not meet a server that is still shutting down.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -103,7 +104,7 @@ main() {
   install_packages
   install_node_win
   build_programs
-  trap 'wineserver -k 2>/dev/null || true' EXIT
+  trap 'wineserver -k 2>/dev/null || true; wineserver -w 2>/dev/null || true' EXIT
   prepare_prefix
   local runs=$cache/runs
   rm -rf "$runs"
