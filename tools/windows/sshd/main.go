@@ -205,7 +205,7 @@ func serveSession(channel ssh.Channel, requests <-chan *ssh.Request, env []strin
 }
 
 // runCommand runs `cmd.exe /c <command>` with the command line verbatim (no Go quoting), as Windows OpenSSH does.
-// The exit status is sent before the channel closes.
+// The exit status is sent before the end of output and the channel's close.
 func runCommand(channel ssh.Channel, command string, env []string, profile string) {
 	comspec := os.Getenv("ComSpec")
 	if comspec == "" {
@@ -235,14 +235,18 @@ func runCommand(channel ssh.Channel, command string, env []string, profile strin
 		_ = stdin.Close()
 	}()
 	err = cmd.Wait()
-	_ = channel.CloseWrite()
 	status := uint32(0)
 	if exitErr, ok := err.(*exec.ExitError); ok {
 		status = uint32(exitErr.ExitCode())
 	} else if err != nil {
 		status = 1
 	}
+	// The status goes before the end of output: a client that has ended its input closes the channel as soon as
+	// the output ends (ssh2 does, its stream being destroyed once both sides are done), and x/crypto/ssh then
+	// answers that close and drops anything sent after. OpenSSH holds a session channel open until its command's
+	// status is sent.
 	sendStatus(channel, status)
+	_ = channel.CloseWrite()
 	// Unblocks the copy if the client never ends its input.
 	_ = channel.Close()
 	<-copied
