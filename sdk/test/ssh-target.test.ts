@@ -1,8 +1,9 @@
 /** Targets and ssh config: `user@host:port`, `Host` aliases and the directives Outpost honours. */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SshError } from "../src/ssh/errors.js";
 import { parseTarget, resolveRoute } from "../src/ssh/target.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-ssh-target-"));
@@ -83,5 +84,96 @@ describe("targets", () => {
     await expect(resolveRoute("x", { ...base, configFile: bad })).rejects.toMatchObject({ code: "config" });
     await expect(resolveRoute("x", { ...base, serverAliveInterval: -1 })).rejects.toMatchObject({ code: "invalid" });
     await expect(resolveRoute("x", { ...base, user: "-oops" })).rejects.toMatchObject({ code: "invalid" });
+  });
+});
+
+describe("target strings: edges", () => {
+  it("takes the user up to the last @, brackets only around a whole host, a port only of plain digits", () => {
+    expect(parseTarget("a@b@box")).toEqual({ user: "a@b", host: "box", port: undefined });
+    expect(parseTarget("[::1]")).toEqual({ user: undefined, host: "::1", port: undefined });
+    expect(parseTarget("[box]:2222")).toEqual({ user: undefined, host: "box", port: 2222 });
+    const refused = ["@box", ":22", "-me@box", "a b@box", "[box", "box]", "x[::1]:22", "[::1]:22x", "[::1]:", "[]:22"];
+    for (const bad of [...refused, "box: 22", "box:22 ", "box:0x16", "box:1e3", "box:+22"]) {
+      expect(() => parseTarget(bad), bad).toThrow(expect.objectContaining({ code: "invalid" }));
+    }
+  });
+});
+
+describe("routes: defaults and the config's values", () => {
+  let home: string;
+  let savedHome: string | undefined;
+  beforeEach(() => {
+    savedHome = process.env.HOME;
+    home = mkdtempSync(join(dir, "home-"));
+    process.env.HOME = home;
+  });
+  afterEach(() => {
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
+  });
+
+  it("reads ~/.ssh/config when no config file is named, and does without one when it is missing", async () => {
+    const noConfig = await resolveRoute("box", {});
+    expect(noConfig.hops.map((hop) => [hop.hostName, hop.port])).toEqual([["box", 22]]);
+    mkdirSync(join(home, ".ssh"));
+    writeFileSync(join(home, ".ssh", "config"), "Host box\n  Port 2222\n");
+    expect((await resolveRoute("box", {})).hops[0].port).toBe(2222);
+    // An unreadable default config is an error, as an explicit one is.
+    rmSync(join(home, ".ssh", "config"));
+    mkdirSync(join(home, ".ssh", "config"));
+    await expect(resolveRoute("box", {})).rejects.toMatchObject({ code: "config" });
+    expect((await resolveRoute("box", { configFile: false })).hops[0].port).toBe(22);
+  });
+
+  it("defaults the keys, the known_hosts file and the trust files under the home", async () => {
+    const route = await resolveRoute("box", { configFile: false });
+    expect(route.hops[0].identityFiles).toEqual(
+      ["id_ed25519", "id_ecdsa", "id_rsa"].map((name) => join(home, ".ssh", name)),
+    );
+    expect(route.knownHostsFile).toBe(join(home, ".outpost", "known_hosts"));
+    expect(route.trustFiles).toEqual([join(home, ".outpost", "known_hosts"), join(home, ".ssh", "known_hosts")]);
+    expect((await resolveRoute("box", { configFile: false, identityFiles: [] })).hops[0].identityFiles).toEqual(
+      route.hops[0].identityFiles,
+    );
+  });
+
+  it("expands ~ and ~/ (nothing else) in key paths", async () => {
+    const route = await resolveRoute("box", { configFile: false, identityFiles: ["~", "~/k", "x~/y", "/a/~/b", "~k"] });
+    expect(route.hops[0].identityFiles).toEqual([home, join(home, "k"), "x~/y", "/a/~/b", "~k"]);
+  });
+
+  it("expands %h, %p, %r and %% in IdentityFile and HostName; keeps a single IdentityFile", async () => {
+    const file = join(home, "config");
+    writeFileSync(
+      file,
+      [
+        "Host one",
+        "  HostName %h.example",
+        "  User u",
+        "  Port 2201",
+        "  IdentityFile /k/%%h-%p-%r-%h",
+        "Host aliased",
+        "  Port 2201",
+        "  HostKeyAlias the-key",
+        "",
+      ].join("\n"),
+    );
+    const [hop] = (await resolveRoute("one", { configFile: file })).hops;
+    expect(hop).toMatchObject({ hostName: "one.example", user: "u", port: 2201, identityFiles: ["/k/%h-2201-u-one"] });
+    // A HostKeyAlias names the host's keys whatever its port.
+    expect((await resolveRoute("aliased", { configFile: file })).hops[0].knownHostsName).toBe("the-key");
+  });
+
+  it("refuses blank or out-of-range numbers in the config; a zero ServerAliveInterval turns keepalives off", async () => {
+    const file = join(home, "config");
+    for (const line of ['ServerAliveInterval ""', 'ServerAliveInterval "  "', "ConnectTimeout 0", "Port 0"]) {
+      writeFileSync(file, `Host box\n  ${line}\n`);
+      await expect(resolveRoute("box", { configFile: file }), line).rejects.toBeInstanceOf(SshError);
+    }
+    writeFileSync(file, "Host box\n  ServerAliveInterval 0\n  ConnectTimeout 0.5\n");
+    expect((await resolveRoute("box", { configFile: file })).hops[0]).toMatchObject({
+      keepaliveMs: 0,
+      connectTimeoutMs: 500,
+    });
   });
 });

@@ -155,7 +155,10 @@ export function validateTargetOptions(options: SshTargetOptions): void {
   }
 }
 
-/** A target string's parts: `[user@]host[:port]`, `[user@][v6-address]:port`. */
+/**
+ * A target string's parts: `[user@]host[:port]`, `[user@][host]:port` (brackets for an IPv6 address with a port),
+ * or a bare IPv6 address. The user is everything before the last `@`.
+ */
 export interface ParsedTarget {
   user?: string;
   host: string;
@@ -185,6 +188,9 @@ export function parseTarget(target: string): ParsedTarget {
   }
   if (user !== undefined) checkName("user in target", user);
   checkName("host in target", rest);
+  // OpenSSH would take `[box` or `x[::1]:22` as a name and fail to resolve it; no host name or address has a
+  // bracket, so a stray one is a malformed target, refused before any lookup.
+  if (/[[\]]/.test(rest)) throw invalid(`Invalid target: ${JSON.stringify(target)} (unbalanced brackets)`);
   if (port !== undefined) checkPort("port in target", port);
   return { user, host: rest, port };
 }
