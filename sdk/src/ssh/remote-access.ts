@@ -35,10 +35,16 @@ export interface RemoteAccess {
 
 function openSftp(client: Client): Promise<SFTPWrapper> {
   return new Promise((resolve, reject) => {
-    client.sftp((error, sftp) => {
+    const opened = (error: Error | undefined, sftp: SFTPWrapper) => {
       if (error) reject(new SshError("deploy", `Cannot start SFTP: ${error.message}`, error));
       else resolve(sftp);
-    });
+    };
+    // ssh2 throws at once, rather than calling back, on a connection that has closed.
+    try {
+      client.sftp(opened);
+    } catch (error) {
+      opened(error as Error, undefined as unknown as SFTPWrapper);
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 /** Running a short bootstrap command on the remote through the account's shell, and quoting for that shell. */
-import type { Client } from "ssh2";
+import type { Client, ClientChannel } from "ssh2";
 import { SshError } from "./errors.js";
 
 /** A POSIX shell word for `value`: single-quoted, an embedded `'` written as `'\''`. */
@@ -23,37 +23,51 @@ const COMMAND_TIMEOUT_MS = 60_000;
  */
 export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
   return new Promise((resolve, reject) => {
-    client.exec(command, (error, channel) => {
-      if (error) {
-        reject(new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error));
+    const started = (error: Error | undefined, channel?: ClientChannel) => {
+      if (error || channel === undefined) {
+        reject(new SshError("remote", `Cannot run a command over SSH: ${error?.message}`, error));
         return;
       }
-      const stdout: Buffer[] = [];
-      const stderr: Buffer[] = [];
-      let code: number | null = null;
-      let exited = false;
-      const timer = setTimeout(() => {
-        channel.close();
-        reject(new SshError("remote", `A remote command did not finish within ${timeoutMs / 1000} s`));
-      }, timeoutMs);
-      channel.on("data", (chunk: Buffer) => stdout.push(chunk));
-      channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
-      channel.on("exit", (exitCode: number | null) => {
-        exited = true;
-        code = typeof exitCode === "number" ? exitCode : null;
-      });
-      channel.on("close", () => {
-        clearTimeout(timer);
-        const output = {
-          stdout: Buffer.concat(stdout).toString("utf8"),
-          stderr: Buffer.concat(stderr).toString("utf8"),
-          code,
-        };
-        if (!exited) reject(new SshError("remote", "The SSH connection dropped while a remote command ran"));
-        else resolve(output);
-      });
-      channel.end();
+      collectOutput(channel, timeoutMs).then(resolve, reject);
+    };
+    // ssh2 throws at once, rather than calling back, on a connection that has closed.
+    try {
+      client.exec(command, started);
+    } catch (error) {
+      started(error as Error);
+    }
+  });
+}
+
+/** What a started command prints until its channel closes; its input is ended at once. */
+function collectOutput(channel: ClientChannel, timeoutMs: number): Promise<RemoteOutput> {
+  return new Promise((resolve, reject) => {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let code: number | null = null;
+    let exited = false;
+    const timer = setTimeout(() => {
+      channel.close();
+      reject(new SshError("remote", `A remote command did not finish within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    channel.on("data", (chunk: Buffer) => stdout.push(chunk));
+    channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    channel.on("exit", (exitCode: number | null) => {
+      exited = true;
+      code = exitCode; // null after an exit signal
     });
+    channel.on("close", () => {
+      clearTimeout(timer);
+      const output = {
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr: Buffer.concat(stderr).toString("utf8"),
+        code,
+      };
+      // A channel closed without an exit status: the connection dropped (or the server broke the protocol).
+      if (!exited) reject(new SshError("remote", "The SSH connection dropped while a remote command ran"));
+      else resolve(output);
+    });
+    channel.end();
   });
 }
 
