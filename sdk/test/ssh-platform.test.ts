@@ -103,4 +103,64 @@ describe("detectPlatform", () => {
       "OUTPOST-PROBE\r\nPROCESSOR_ARCHITECTURE=AMD64\r\nUSERPROFILE=C:\\Users\\u\r\nOUTPOST-CWD\r\nC:\\Users\\u\r\n";
     await expect(detectPlatformOn(remote("noise", "", garbled))).rejects.toMatchObject({ code: "platform" });
   });
+
+  /** Like remote(), also recording which probes ran: "posix", "cmd" or "powershell". */
+  function recording(posix: string, windows = "", cmd = "") {
+    const asked: string[] = [];
+    const inner = remote(posix, windows, cmd);
+    const access: RemoteAccess = {
+      ...inner,
+      run: (command) => {
+        asked.push(
+          command.startsWith("powershell") ? "powershell" : command.startsWith("echo OUTPOST-PROBE&") ? "cmd" : "posix",
+        );
+        return inner.run(command);
+      },
+    };
+    return { access, asked };
+  }
+
+  it("reads the POSIX probe's four lines trimmed, with or without a final newline", async () => {
+    const linux = { platform: "linux", arch: "x64", home: "/home/u", shell: "posix" };
+    expect(await detectPlatformOn(remote("OUTPOST-PROBE\nLinux\nx86_64\n-\n/home/u"))).toEqual(linux);
+    expect(await detectPlatformOn(remote("OUTPOST-PROBE\nLinux \t\n x86_64\nGNU/Linux \n/home/u \n"))).toEqual(linux);
+  });
+
+  it("takes a POSIX probe with a line missing or blank as no answer, and asks cmd and PowerShell", async () => {
+    for (const posix of [
+      "OUTPOST-PROBE\nLinux\nx86_64\n-",
+      "OUTPOST-PROBE\n\nx86_64\n-\n/home/u\n",
+      "OUTPOST-PROBE\nLinux\n \n-\n/home/u\n",
+      "OUTPOST-PROBE\nLinux\nx86_64\n-\n \n",
+    ]) {
+      const { access, asked } = recording(posix);
+      await expect(detectPlatformOn(access), posix).rejects.toMatchObject({
+        code: "platform",
+        message: expect.stringContaining("Cannot identify"),
+      });
+      expect(asked, posix).toEqual(["posix", "cmd", "powershell"]);
+    }
+  });
+
+  it("asks PowerShell only under MINGW, MSYS or Cygwin, and takes only a Windows answer from it", async () => {
+    const windows = "OUTPOST-PROBE\r\nWindows\r\nX64\r\n-\r\nC:\\Users\\u\r\n";
+    const linux = recording("OUTPOST-PROBE\nLinux\nx86_64\n-\n/home/u\n", windows);
+    expect(await detectPlatformOn(linux.access)).toMatchObject({ platform: "linux" });
+    expect(linux.asked).toEqual(["posix"]);
+    // A system whose name has MSYS inside, not at its start, is not Git Bash.
+    const odd = recording("OUTPOST-PROBE\nXMSYS\nx86_64\n-\n/home/u\n", windows);
+    await expect(detectPlatformOn(odd.access)).rejects.toMatchObject({ code: "platform" });
+    expect(odd.asked).toEqual(["posix"]);
+    for (const system of ["MINGW64_NT-10.0", "MSYS_NT-10.0", "CYGWIN_NT-10.0"]) {
+      const gitBash = recording(`OUTPOST-PROBE\n${system}\nx86_64\nMsys\n/c/Users/u\n`, windows);
+      expect(await detectPlatformOn(gitBash.access), system).toMatchObject({ platform: "windows", shell: "posix" });
+    }
+    // Git Bash without a PowerShell answer: an unsupported system, not a half-filled Windows.
+    await expect(
+      detectPlatformOn(remote("OUTPOST-PROBE\nMINGW64_NT-10.0\nx86_64\nMsys\n/c/Users/u\n", "no answer")),
+    ).rejects.toMatchObject({ code: "platform", message: expect.stringContaining("MINGW64") });
+    // PowerShell on Linux (pwsh as the login shell) answers the probe too, with another system.
+    const pwshOnLinux = "OUTPOST-PROBE\nLinux\nX64\n-\n/home/u\n";
+    await expect(detectPlatformOn(remote("garbled", pwshOnLinux))).rejects.toMatchObject({ code: "platform" });
+  });
 });
