@@ -1,0 +1,147 @@
+/**
+ * The OpenSSH transport's process side (`runSsh`, `opensshAccess`, `spawnOverOpenssh`) with a stand-in for the
+ * `ssh` program: a script that runs the remote command here with `sh -c`, or fails as `ssh` itself fails (exit 255
+ * and OpenSSH's own words) when told to by a variable of the environment it was given. What is checked: ssh's
+ * verdicts read from exit 255 (host key changed, not trusted, anything else), a remote command's own exit codes
+ * passed through, the upload script (directories, modes, the bytes, progress), rename and remove, time limits, a
+ * missing program, and that the environment and stdio given are the ones used. ssh-openssh.test.ts checks the
+ * command line; ssh.e2e.test.ts runs it against a real sshd.
+ */
+import { createHash } from "node:crypto";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { SshError } from "../src/ssh/errors.js";
+import { type OpensshCommand, opensshAccess, runSsh, spawnOverOpenssh } from "../src/ssh/openssh.js";
+
+const dir = mkdtempSync(join(tmpdir(), "outpost-openssh-access-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const program = join(dir, "fake-ssh");
+writeFileSync(
+  program,
+  [
+    "#!/bin/sh",
+    "# Stand-in for ssh: the last argument is the remote command, the others are ssh's options (ignored).",
+    "for last; do :; done",
+    'case "$FAKE_SSH" in',
+    '  changed) echo "@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@" >&2; exit 255 ;;',
+    '  unknown) echo "Host key verification failed." >&2; exit 255 ;;',
+    '  refused) echo "ssh: connect to host box port 22: Connection refused" >&2; exit 255 ;;',
+    "esac",
+    'exec sh -c "$last"',
+    "",
+  ].join("\n"),
+);
+chmodSync(program, 0o755);
+
+function ssh(env: Record<string, string> = {}): OpensshCommand {
+  return { program, args: ["-T", "--", "box"], env: { ...process.env, ...env } };
+}
+
+async function failure(promise: Promise<unknown>): Promise<SshError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(SshError);
+  return error as SshError;
+}
+
+describe("opensshAccess", () => {
+  it("reads ssh's exit 255 as its own failure: a changed key, an untrusted key, anything else", async () => {
+    for (const [mode, code] of [
+      ["changed", "host_key_changed"],
+      ["unknown", "host_key_unknown"],
+      ["refused", "remote"],
+    ]) {
+      const error = await failure(opensshAccess(ssh({ FAKE_SSH: mode }), "box").run("true"));
+      expect(error.code, mode).toBe(code);
+    }
+  });
+
+  it("passes a remote command's own exit code and output through, its input at end of file", async () => {
+    const access = opensshAccess(ssh(), "box");
+    expect(await access.run("printf out; printf err >&2; exit 3")).toEqual({ stdout: "out", stderr: "err", code: 3 });
+    expect(await access.run("cat; echo done")).toEqual({ stdout: "done\n", stderr: "", code: 0 });
+    expect((await access.run('printf %s "$OUTPOST_FAKE_VAR"')).stdout).toBe("");
+    const given = opensshAccess(ssh({ OUTPOST_FAKE_VAR: "from the command's env" }), "box");
+    expect((await given.run('printf %s "$OUTPOST_FAKE_VAR"')).stdout).toBe("from the command's env");
+  });
+
+  it("put creates the directory and its parent, restricts it to 0700 and writes the file 0755, with progress", async () => {
+    const bytes = Buffer.alloc(200_000, 3);
+    const local = join(dir, "agent");
+    writeFileSync(local, bytes);
+    const target = join(dir, "home", ".outpost", "bin");
+    const progress: Array<[number, number]> = [];
+    const access = opensshAccess(ssh(), "box");
+    await access.put(local, bytes.length, target, join(target, "temp"), (sent, total) => progress.push([sent, total]));
+    expect(
+      createHash("sha256")
+        .update(readFileSync(join(target, "temp")))
+        .digest("hex"),
+    ).toBe(createHash("sha256").update(bytes).digest("hex"));
+    expect(statSync(join(target, "temp")).mode & 0o777).toBe(0o755);
+    expect(statSync(target).mode & 0o777).toBe(0o700);
+    expect(progress.at(-1)).toEqual([bytes.length, bytes.length]);
+    // Without a progress callback, over the file already there, into a directory too open.
+    chmodSync(target, 0o755);
+    await access.put(local, bytes.length, target, join(target, "temp"));
+    expect(readFileSync(join(target, "temp"))).toEqual(bytes);
+    expect(statSync(target).mode & 0o777).toBe(0o700);
+  });
+
+  it("put and rename fail with deploy when the remote command fails, remove does not", async () => {
+    const access = opensshAccess(ssh(), "box");
+    const blocked = join(dir, "blocked");
+    writeFileSync(blocked, "a file where the directory should be");
+    const local = join(dir, "small");
+    writeFileSync(local, "x");
+    expect((await failure(access.put(local, 1, join(blocked, "bin"), join(blocked, "bin", "t")))).code).toBe("deploy");
+    const from = join(dir, "from");
+    const to = join(dir, "to");
+    writeFileSync(from, "new");
+    writeFileSync(to, "old");
+    await access.rename(from, to);
+    expect(readFileSync(to, "utf8")).toBe("new");
+    expect((await failure(access.rename(from, to))).code).toBe("deploy");
+    await access.remove(to);
+    expect(() => statSync(to)).toThrow();
+    await access.remove(to);
+  });
+});
+
+describe("runSsh and spawnOverOpenssh", () => {
+  it("kills an ssh that outlives its time limit, and fails with connect when the program is missing", async () => {
+    const started = Date.now();
+    const marker = join(dir, "still-running");
+    const error = await failure(runSsh(ssh(), `sleep 2; touch '${marker}'`, undefined, 300));
+    expect(error.code).toBe("remote");
+    expect(Date.now() - started).toBeLessThan(1900);
+    // Killed: the shell never gets to the touch.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(() => statSync(marker)).toThrow();
+    const missing = { ...ssh(), program: join(dir, "no-such-ssh") };
+    expect((await failure(runSsh(missing, "true", undefined, 5000))).code).toBe("connect");
+  });
+
+  it("gives the input callback the process's stdin", async () => {
+    const output = await runSsh(ssh(), "cat", (stdin) => stdin.end("typed in"), 5000);
+    expect(output).toEqual({ stdout: "typed in", stderr: "", code: 0 });
+  });
+
+  it("spawnOverOpenssh starts the command with the given environment and piped stdio", async () => {
+    const child = spawnOverOpenssh(
+      ssh({ OUTPOST_FAKE_VAR: "agent env" }),
+      'read line; printf "%s|%s" "$line" "$OUTPOST_FAKE_VAR"',
+    );
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stdin.end("hello\n");
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    expect(Buffer.concat(chunks).toString()).toBe("hello|agent env");
+  });
+});
