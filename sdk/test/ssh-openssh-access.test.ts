@@ -9,11 +9,15 @@
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { getOrThrow } from "../src/result.js";
+import { connectSsh } from "../src/ssh/connect.js";
 import { SshError } from "../src/ssh/errors.js";
 import { type OpensshCommand, opensshAccess, runSsh, spawnOverOpenssh } from "../src/ssh/openssh.js";
+import { output } from "./fixtures/env-output.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-openssh-access-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -143,5 +147,45 @@ describe("runSsh and spawnOverOpenssh", () => {
     const code = await new Promise((resolve) => child.on("close", resolve));
     expect(code).toBe(0);
     expect(Buffer.concat(chunks).toString()).toBe("hello|agent env");
+  });
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return address.port;
+}
+
+describe("connectSsh over openssh to a target only ssh can reach", () => {
+  it("leaves the host key to OpenSSH when ssh2 cannot connect to scan it (e.g. behind a ProxyCommand)", async () => {
+    // The stand-in "reaches" the target by running everything here, in a home of its own, while ssh2's scan of
+    // the target's address is refused.
+    const home = mkdtempSync(join(dir, "home-"));
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const result = await connectSsh(`127.0.0.1:${await closedPort()}`, {
+        transport: "openssh",
+        sshProgram: program,
+        configFile: false,
+        knownHostsFile: join(dir, "known_hosts"),
+        trustedKnownHostsFiles: [],
+        agent: false,
+      });
+      const env = getOrThrow(result);
+      try {
+        expect(await output(env, 'printf %s "$HOME"')).toBe(home);
+        expect(env.connection.deployed()?.path).toMatch(new RegExp(`^${home}/\\.outpost/bin/outpost-[0-9a-f]{64}$`));
+      } finally {
+        await env.close();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.HOME;
+      else process.env.HOME = saved;
+    }
   });
 });
