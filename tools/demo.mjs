@@ -8,11 +8,18 @@ import { LocalExecutionEnv } from "@outpost/sdk";
 
 const context = { abortSignal: undefined };
 
-function show(label, result) {
+/**
+ * Prints a step's result. `expected` is "ok" or the error code the step must fail with; any other outcome is
+ * marked and makes the demo exit 1 (CI runs it: .ci/run).
+ */
+function show(label, result, expected = "ok") {
   const value = result.ok
     ? (result.value ?? "ok")
     : `${result.error.name} ${result.error.code}: ${result.error.message}`;
-  console.log(`${label.padEnd(34)} ${typeof value === "string" ? value : JSON.stringify(value)}`);
+  const outcome = result.ok ? "ok" : result.error.code;
+  const mark = outcome === expected ? "" : `   <- UNEXPECTED (expected ${expected})`;
+  if (mark !== "") process.exitCode = 1;
+  console.log(`${label.padEnd(34)} ${typeof value === "string" ? value : JSON.stringify(value)}${mark}`);
   return result;
 }
 
@@ -34,10 +41,10 @@ try {
     await env.listDir("notes", context).then((r) => (r.ok ? { ok: true, value: r.value.map((e) => e.name) } : r)),
   );
   show("exists missing.txt", await env.exists("missing.txt", context));
-  show("readTextFile missing.txt", await env.readTextFile("missing.txt", context));
+  show("readTextFile missing.txt", await env.readTextFile("missing.txt", context), "not_found");
 
   const chunks = [];
-  const result = show(
+  show(
     "exec grep -c - notes/todo.md",
     await env.exec(
       "grep -c -- - notes/todo.md; echo to-stderr >&2",
@@ -49,7 +56,7 @@ try {
   );
   for (const chunk of chunks) console.log(`${"".padEnd(34)} ${chunk}`);
   show('exec ["ls", "-1", "notes"] (argv)', await env.exec(["ls", "-1", "notes"], undefined, context));
-  show("exec sleep 5 with timeout 0.2 s", await env.exec("sleep 5", { timeout: 0.2 }, context));
+  show("exec sleep 5 with timeout 0.2 s", await env.exec("sleep 5", { timeout: 0.2 }, context), "timeout");
 
   // A project's files as an agent's find/grep tools want them: .gitignore honoured, .git never listed.
   await env.writeFile(".gitignore", "build/\n", context);
@@ -65,11 +72,16 @@ try {
   const watcher = await env.watch([{ path: "notes", recursive: true }], (change) => reportChange(change), context);
   if (watcher.ok) {
     await env.writeFile("notes/idea.md", "watch me\n", context);
-    const change = await Promise.race([changed, new Promise((r) => setTimeout(() => r("no change in 3 s"), 3000))]);
-    show(`watch notes (${watcher.value.mode})`, { ok: true, value: change });
+    const timeout = new Promise((r) => setTimeout(() => r(undefined), 3000));
+    const change = await Promise.race([changed, timeout]);
+    show(
+      `watch notes (${watcher.value.mode})`,
+      change === undefined
+        ? { ok: false, error: { name: "Error", code: "no_change", message: "none in 3 s" } }
+        : { ok: true, value: change },
+    );
     await watcher.value.close(context);
   } else show("watch notes", watcher);
-  if (!result.ok) process.exitCode = 1;
 } finally {
   await env.cleanup(context);
   await env.close();
