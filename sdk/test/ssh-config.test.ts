@@ -304,3 +304,134 @@ describe("keepalives from the config", () => {
     await expect(resolveRoute("k", { ...base, serverAliveCountMax: 0 })).rejects.toMatchObject({ code: "invalid" });
   });
 });
+
+describe("edges, each compared with OpenSSH [SSH3]", () => {
+  it("globs: classes, negated classes, a backslash quoting a wildcard, empty path segments, dot patterns", async () => {
+    const main = write({
+      "globs/config": [
+        "Include @DIR@/globs/d/[ab].conf",
+        "Include @DIR@/globs/d/[!ab].conf",
+        "Include @DIR@/globs/d/lit\\*.conf",
+        "Include @DIR@/globs//e//*.conf",
+        "Include @DIR@/globs/f/.*",
+        "",
+      ].join("\n"),
+      "globs/d/a.conf": "Port 1001\n",
+      "globs/d/b.conf": "Port 1002\n",
+      "globs/d/c.conf": "User from-c\n",
+      "globs/d/a.conf.bak": "ConnectTimeout 9\n",
+      "globs/d/lit*.conf": "ServerAliveInterval 11\n",
+      "globs/d/litx.conf": "ServerAliveInterval 12\n",
+      "globs/e/x.conf": "ServerAliveCountMax 7\n",
+      "globs/f/.hidden": "HostKeyAlias dotted\n",
+    });
+    expect(await agree(main, "x")).toMatchObject({
+      port: "1001",
+      user: "from-c",
+      serveraliveinterval: "11",
+      serveralivecountmax: "7",
+      hostkeyalias: "dotted",
+      connecttimeout: "none",
+    });
+  });
+
+  it("reads a glob's files in lexical order whatever order the directory lists them in", async () => {
+    const names = ["m", "c", "x", "a", "q", "b", "z", "k"];
+    const files: Record<string, string> = { "order/config": "Include @DIR@/order/d/*\n" };
+    for (const name of names) files[`order/d/${name}`] = `User from-${name}\nIdentityFile /keys/${name}\n`;
+    const main = write(files);
+    expect(await agree(main, "x")).toMatchObject({
+      user: "from-a",
+      identityfile: [...names].sort().map((name) => `/keys/${name}`),
+    });
+  });
+
+  it("sorts a glob's matches by their whole paths, across directories ('a-b/conf' before 'a/conf')", async () => {
+    const main = write({
+      "sorted/config": "Include @DIR@/sorted/*/conf\n",
+      "sorted/a/conf": "User from-a\nIdentityFile /keys/a\n",
+      "sorted/a-b/conf": "User from-a-b\nIdentityFile /keys/a-b\n",
+      "sorted/a0/conf": "IdentityFile /keys/a0\n",
+    });
+    expect(await agree(main, "x")).toMatchObject({
+      user: "from-a-b",
+      identityfile: ["/keys/a-b", "/keys/a", "/keys/a0"],
+    });
+  });
+
+  it("Include: 16 levels deep is read, a directory is read as empty, a missing argument is an error", async () => {
+    const files: Record<string, string> = {};
+    for (let level = 0; level < 16; level++) files[`deep/${level}`] = `Include @DIR@/deep/${level + 1}\n`;
+    files["deep/16"] = "Port 1616\n";
+    const deep = write(files);
+    expect(await agree(deep, "x")).toMatchObject({ port: "1616" });
+    expect(await agree(write({ "deeper/config": "Include @DIR@/deep/0\n" }), "x")).toBe("error");
+    mkdirSync(join(dir, "incdir/sub"), { recursive: true });
+    expect(await agree(write({ "incdir/config": "Include @DIR@/incdir/sub\nPort 1234\n" }), "x")).toMatchObject({
+      port: "1234",
+    });
+    // The ssh-config package would take the next line as the value of a keyword alone on its line.
+    const bare = [
+      "Include\n",
+      "Include\nPort 1\n",
+      "Host x\n  Include\n  Port 1\n",
+      "Port\nUser u\n",
+      'Include ""\n',
+      "Include =  \nPort 1\n",
+      "Host x\n  Port =\n  User u\n",
+    ];
+    for (const text of bare) {
+      expect(await agree(write({ "noarg/config": text }), "x"), text).toBe("error");
+    }
+  });
+
+  it("Match: no criterion, a criterion without its argument, or all with another criterion is an error", async () => {
+    for (const [name, line] of [
+      ["none", "Match"],
+      ["noarg", "Match host"],
+      ["allplus", "Match all host x"],
+      ["twoall", "Match host x user root all"],
+      ["canonicaltwoall", "Match canonical host x all"],
+      ["allall", "Match all all"],
+    ]) {
+      expect(await agree(write({ [`bad-${name}/config`]: `${line}\n  Port 1\n` }), "x"), line).toBe("error");
+    }
+    // `all` last after one other criterion of any kind is accepted (OpenSSH 9.2).
+    for (const [name, line, port] of [
+      ["canonicalall", "Match canonical all", "22"],
+      ["finalall", "Match final all", "3"],
+      ["hostall", "Match host x all", "3"],
+      ["otherall", "Match host y all", "22"],
+      ["negatedall", "Match !host y all", "3"],
+    ]) {
+      expect(await agree(write({ [`${name}/config`]: `${line}\n  Port 3\n` }), "x"), line).toMatchObject({ port });
+    }
+  });
+
+  it("Match host and originalhost ignore case, user and localuser do not; HostName's %h and %% count", async () => {
+    const main = write({
+      "case/config": [
+        "Host box",
+        "  HostName %h.example%%",
+        "Match host BOX.example%",
+        "  Port 2301",
+        "Match originalhost BoX",
+        "  ServerAliveInterval 8",
+        `Match user ${me.toUpperCase()}`,
+        "  ConnectTimeout 5",
+        `Match localuser ${me.toUpperCase()}`,
+        "  ServerAliveCountMax 9",
+        `Match localuser ${me}`,
+        "  HostKeyAlias mine",
+        "",
+      ].join("\n"),
+    });
+    expect(await agree(main, "box")).toMatchObject({
+      port: "2301",
+      serveraliveinterval: "8",
+      connecttimeout: "none",
+      serveralivecountmax: "3",
+      hostkeyalias: "mine",
+    });
+  });
+});

@@ -60,12 +60,33 @@ function configError(file: string, message: string, cause?: unknown): SshError {
   return new SshError("config", `${file}: ${message}`, cause);
 }
 
-/** Parses ssh config text; a syntax error is a `config` {@link SshError}. */
+/**
+ * Parses ssh config text; a syntax error, or a keyword without a value (which OpenSSH refuses), is a `config`
+ * {@link SshError}.
+ */
 export function parseConfig(path: string, text: string): ConfigFile {
+  let lines: SSHConfig;
   try {
-    return { path, lines: SSHConfig.parse(text) };
+    lines = SSHConfig.parse(text);
   } catch (error) {
     throw configError(path, `cannot parse ssh config: ${(error as Error).message}`, error);
+  }
+  refuseMissingValues(path, lines);
+  return { path, lines };
+}
+
+/**
+ * The ssh-config package reads a keyword alone on its line (also `Keyword =`) as running on into the next line,
+ * which becomes its value (`Match` then `Port 1` gives the keyword "Match\n" and the value "Port 1"): a keyword or
+ * separator with a line break in it is a keyword without a value.
+ */
+function refuseMissingValues(path: string, lines: Line[]): void {
+  for (const line of lines) {
+    if (line.type !== LineType.DIRECTIVE) continue;
+    if (/\n/.test(line.param) || /\n/.test(line.separator)) {
+      throw configError(path, `${line.param.trim()} needs a value`);
+    }
+    if ("config" in line) refuseMissingValues(path, line.config);
   }
 }
 
@@ -136,7 +157,7 @@ function matchLineHolds(file: string, criteria: string[], evaluation: Evaluation
   if (criteria.length === 0) throw configError(file, "Match needs at least one criterion");
   let holds = true;
   let exec = false;
-  let attributes = 0;
+  let seen = 0; // criteria before this one
   for (let index = 0; index < criteria.length; index++) {
     const raw = criteria[index];
     const negated = raw.startsWith("!");
@@ -145,19 +166,19 @@ function matchLineHolds(file: string, criteria: string[], evaluation: Evaluation
       if (result === negated) holds = false;
     };
     if (keyword === "all") {
-      if (attributes > 0 || index !== criteria.length - 1) {
-        throw configError(file, "Match all cannot be combined with other criteria (but canonical or final)");
+      // OpenSSH's rule, as its 9.2 applies it: `all` comes last, after at most one other criterion of any kind.
+      if (seen > 1 || index !== criteria.length - 1) {
+        throw configError(file, "Match all must come last, after at most one other criterion");
       }
       outcome(true);
       continue;
     }
+    seen += 1;
     if (keyword === "canonical" || keyword === "final") {
-      // No criterion counts `canonical`/`final` as combined with `all`; every other one does.
       if (keyword === "final") evaluation.wantFinal = true;
       outcome(evaluation.final);
       continue;
     }
-    attributes += 1;
     const argument = criteria[++index];
     if (argument === undefined) throw configError(file, `Match ${raw} needs an argument`);
     switch (keyword) {
@@ -309,7 +330,8 @@ async function readIncluded(path: string): Promise<ConfigFile | undefined> {
     });
     // A pattern's match that vanished, or a dangling link: nothing to read, as for a pattern matching nothing.
     if (target === undefined) return undefined;
-    if (target.isDirectory()) throw configError(path, "an included path is a directory");
+    // OpenSSH reads an included directory as an empty file.
+    if (target.isDirectory()) return undefined;
     if (!safelyOwned(target)) throw configError(path, "bad owner or permissions on an included ssh config file");
     text = await readFile(path, "utf8");
   } catch (error) {
@@ -321,8 +343,8 @@ async function readIncluded(path: string): Promise<ConfigFile | undefined> {
 
 async function applyInclude(file: string, line: Line, evaluation: Evaluation, depth: number): Promise<void> {
   if (depth >= MAX_INCLUDE_DEPTH) throw configError(file, `more than ${MAX_INCLUDE_DEPTH} nested Include levels`);
+  // Never empty: the parser refuses an Include without a value (refuseMissingValues).
   const argumentsOf = tokens((line as { value: unknown }).value);
-  if (argumentsOf.length === 0) throw configError(file, "Include needs a path");
   for (const argument of argumentsOf) {
     for (const path of await globPaths(includePattern(file, argument))) {
       const included = await readIncluded(path);
