@@ -5,7 +5,7 @@
  * RemoteExecutionEnv over a Connection that spawns the agent, so a second pass runs the same sdk/src code again and
  * doubles the cost of every surviving mutant; RemoteExecutionEnv's own options have tests in sdk/test), the
  * conformance suite over SSH (minutes; ssh.e2e.test.ts covers the SSH code), dist.test.ts (it tests the built
- * package, which Stryker does not rebuild) and the tests that cannot run under Stryker (below).
+ * package, which Stryker does not rebuild) and a test that cannot run under Stryker (below).
  */
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "../../vitest.config.js";
@@ -14,11 +14,6 @@ import { slowTests, sshSlowTests } from "./slow-tests.js";
 const core = process.env.OUTPOST_MUTATION_GROUP === "core";
 const leftOut = [
   "applies the connection's requestTimeoutMs to every request but exec and watch",
-  "resolves a relative Include under ~/.ssh and ~/ under the home, wherever the including file is",
-  // ssh-target.test.ts' cases that set HOME.
-  "reads ~/.ssh/config when no config file is named, and does without one when it is missing",
-  "defaults the keys, the known_hosts file and the trust files under the home",
-  "expands ~ and ~/ (nothing else) in key paths",
   // Each run leaves out its slowest tests (slow-tests.ts).
   ...(core ? slowTests : sshSlowTests),
 ];
@@ -42,8 +37,8 @@ export default defineConfig({
       ...(core ? ["sdk/test/ssh.e2e.test.ts"] : []),
     ],
     // Left out: a test that gives the fake agent 100 ms to answer hello, which it misses on a loaded machine (its
-    // subject, request deadlines, has other tests) and those that set HOME, which Stryker's runner (vitest threads,
-    // forced) changes for its worker thread but not for os.homedir() (libuv reads the process's own environment).
+    // subject, request deadlines, has other tests). Tests that set HOME run: Stryker's runner forces worker threads,
+    // whose HOME os.homedir() does not see, so the SSH code reads the home through localHome() (ssh-config.ts).
     testNamePattern: new RegExp(`^(?!.*(${leftOut.map(literally).join("|")}))`),
     // A mutant that makes a request hang fails its first test at the timeout; the slowest test takes 7 s here.
     testTimeout: 15_000,

@@ -211,16 +211,20 @@ function matchLineHolds(file: string, criteria: string[], evaluation: Evaluation
   return holds;
 }
 
-function userHome(): string {
-  return homedir();
+/**
+ * This machine's home: `os.homedir()`, which on POSIX is `$HOME` when set, read here from `process.env` so that a
+ * worker thread's own environment counts (libuv reads the process's, which a thread's `process.env` does not change).
+ */
+export function localHome(): string {
+  return (process.platform !== "win32" && process.env.HOME) || homedir();
 }
 
 /** An `Include` argument as a path pattern: `~/` is the home, a relative path is under `~/.ssh`. */
 function includePattern(file: string, argument: string): string {
-  if (argument === "~") return userHome();
-  if (argument.startsWith("~/")) return join(userHome(), argument.slice(2));
+  if (argument === "~") return localHome();
+  if (argument.startsWith("~/")) return join(localHome(), argument.slice(2));
   if (argument.startsWith("~")) throw configError(file, `Include ${argument}: ~user is not supported`);
-  return isAbsolute(argument) ? argument : join(userHome(), ".ssh", argument);
+  return isAbsolute(argument) ? argument : join(localHome(), ".ssh", argument);
 }
 
 function hasMagic(segment: string): boolean {

@@ -5,11 +5,11 @@
  * trusted.
  */
 import { readFile } from "node:fs/promises";
-import { homedir, userInfo } from "node:os";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { SshError } from "./errors.js";
 import { knownHostsName } from "./known-hosts.js";
-import { type ConfigFile, type HostConfig, hostConfig, parseConfig } from "./ssh-config.js";
+import { type ConfigFile, type HostConfig, hostConfig, localHome, parseConfig } from "./ssh-config.js";
 
 /** How to reach, authenticate to and trust an SSH target. Every path may start with `~/`. */
 export interface SshTargetOptions {
@@ -80,8 +80,8 @@ const CONTROL_OR_SPACE = /[\s\u0000-\u001f\u007f]/;
 
 /** Expands a leading `~/` (and a lone `~`) to this machine's home. */
 export function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  return path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+  if (path === "~") return localHome();
+  return path.startsWith("~/") ? join(localHome(), path.slice(2)) : path;
 }
 
 function invalid(message: string): SshError {
