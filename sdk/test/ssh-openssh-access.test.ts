@@ -15,9 +15,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { getOrThrow } from "../src/result.js";
 import { connectSsh } from "../src/ssh/connect.js";
-import { SshError } from "../src/ssh/errors.js";
 import { type OpensshCommand, opensshAccess, runSsh, spawnOverOpenssh } from "../src/ssh/openssh.js";
 import { output } from "./fixtures/env-output.js";
+import { sshFailure } from "./fixtures/ssh-failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-openssh-access-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,15 +44,6 @@ function ssh(env: Record<string, string> = {}): OpensshCommand {
   return { program, args: ["-T", "--", "box"], env: { ...process.env, ...env } };
 }
 
-async function failure(promise: Promise<unknown>): Promise<SshError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(SshError);
-  return error as SshError;
-}
-
 describe("opensshAccess", () => {
   it("reads ssh's exit 255 as its own failure: a changed key, an untrusted key, anything else", async () => {
     for (const [mode, code] of [
@@ -60,7 +51,7 @@ describe("opensshAccess", () => {
       ["unknown", "host_key_unknown"],
       ["refused", "remote"],
     ]) {
-      const error = await failure(opensshAccess(ssh({ FAKE_SSH: mode }), "box").run("true"));
+      const error = await sshFailure(opensshAccess(ssh({ FAKE_SSH: mode }), "box").run("true"));
       expect(error.code, mode).toBe(code);
     }
   });
@@ -103,14 +94,16 @@ describe("opensshAccess", () => {
     writeFileSync(blocked, "a file where the directory should be");
     const local = join(dir, "small");
     writeFileSync(local, "x");
-    expect((await failure(access.put(local, 1, join(blocked, "bin"), join(blocked, "bin", "t")))).code).toBe("deploy");
+    expect((await sshFailure(access.put(local, 1, join(blocked, "bin"), join(blocked, "bin", "t")))).code).toBe(
+      "deploy",
+    );
     const from = join(dir, "from");
     const to = join(dir, "to");
     writeFileSync(from, "new");
     writeFileSync(to, "old");
     await access.rename(from, to);
     expect(readFileSync(to, "utf8")).toBe("new");
-    expect((await failure(access.rename(from, to))).code).toBe("deploy");
+    expect((await sshFailure(access.rename(from, to))).code).toBe("deploy");
     await access.remove(to);
     expect(() => statSync(to)).toThrow();
     await access.remove(to);
@@ -121,14 +114,14 @@ describe("runSsh and spawnOverOpenssh", () => {
   it("kills an ssh that outlives its time limit, and fails with connect when the program is missing", async () => {
     const started = Date.now();
     const marker = join(dir, "still-running");
-    const error = await failure(runSsh(ssh(), `sleep 2; touch '${marker}'`, undefined, 300));
+    const error = await sshFailure(runSsh(ssh(), `sleep 2; touch '${marker}'`, undefined, 300));
     expect(error.code).toBe("remote");
     expect(Date.now() - started).toBeLessThan(1900);
     // Killed: the shell never gets to the touch.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(() => statSync(marker)).toThrow();
     const missing = { ...ssh(), program: join(dir, "no-such-ssh") };
-    expect((await failure(runSsh(missing, "true", undefined, 5000))).code).toBe("connect");
+    expect((await sshFailure(runSsh(missing, "true", undefined, 5000))).code).toBe("connect");
   });
 
   it("gives the input callback the process's stdin", async () => {

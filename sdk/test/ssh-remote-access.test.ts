@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SshError } from "../src/ssh/errors.js";
 import { ssh2Access } from "../src/ssh/remote-access.js";
 import { afterMarker, runRemote, whileConnected } from "../src/ssh/remote-command.js";
+import { sshFailure } from "./fixtures/ssh-failure.js";
 import { type Sshd, startSshd } from "./fixtures/sshd.js";
 
 let sshd: Sshd;
@@ -59,15 +59,6 @@ async function withClient(use: (client: Client) => Promise<void>): Promise<void>
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<SshError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(SshError);
-  return error as SshError;
-}
-
 describe("runRemote", () => {
   it("keeps stdout and stderr apart and gives the exit code; a signal gives null", async () => {
     await withClient(async (client) => {
@@ -85,7 +76,7 @@ describe("runRemote", () => {
     await withClient(async (client) => {
       expect((await runRemote(client, "cat; echo done")).stdout).toBe("done\n");
       const started = Date.now();
-      const error = await failure(runRemote(client, "sleep 5", 300));
+      const error = await sshFailure(runRemote(client, "sleep 5", 300));
       expect(error.code).toBe("remote");
       expect(error.message).toMatch(/did not finish within 0.3 s/);
       expect(Date.now() - started).toBeLessThan(4000);
@@ -97,7 +88,7 @@ describe("runRemote", () => {
       const marker = `utpost-timeout-${process.pid}-${Date.now()}`;
       // The loop dies of a broken pipe once its channel is closed, and lives on while it stays open.
       const loop = `sh -c 'while echo o${marker}; do sleep 0.1; done'`;
-      expect((await failure(runRemote(client, loop, 300))).code).toBe("remote");
+      expect((await sshFailure(runRemote(client, loop, 300))).code).toBe("remote");
       await new Promise((resolve) => setTimeout(resolve, 1000));
       // "[o]…" matches the loop's command line but not that of the shell running pgrep.
       expect((await runRemote(client, `pgrep -f '[o]${marker}' || echo none`)).stdout).toBe("none\n");
@@ -109,10 +100,10 @@ describe("runRemote", () => {
     const running = runRemote(client, "sleep 5");
     const watched = whileConnected(client, runRemote(client, "sleep 5"));
     setTimeout(() => client.destroy(), 200);
-    for (const error of [await failure(running), await failure(watched)]) expect(error.code).toBe("remote");
+    for (const error of [await sshFailure(running), await sshFailure(watched)]) expect(error.code).toBe("remote");
     // On a closed connection ssh2 throws rather than calling back: still an SshError.
-    expect((await failure(runRemote(client, "true"))).code).toBe("remote");
-    expect((await failure(ssh2Access(client).remove(local))).code).toBe("deploy");
+    expect((await sshFailure(runRemote(client, "true"))).code).toBe("remote");
+    expect((await sshFailure(ssh2Access(client).remove(local))).code).toBe("deploy");
   });
 
   it("whileConnected passes results through and stops listening once the work settles", async () => {
@@ -160,14 +151,14 @@ describe("ssh2Access over SFTP", () => {
       const base = join(scratch, "blocked");
       await mkdir(base, { recursive: true });
       await writeFile(join(base, ".outpost"), "a file");
-      const error = await failure(
+      const error = await sshFailure(
         access.put(local, 1, join(base, ".outpost", "bin"), join(base, ".outpost", "bin", "t")),
       );
       expect(error.code).toBe("deploy");
       await mkdir(join(base, "two", ".outpost"), { recursive: true });
       await writeFile(join(base, "two", ".outpost", "bin"), "a file");
       const second = join(base, "two", ".outpost", "bin");
-      expect((await failure(access.put(local, 1, second, join(second, "t")))).code).toBe("deploy");
+      expect((await sshFailure(access.put(local, 1, second, join(second, "t")))).code).toBe("deploy");
     });
   });
 
@@ -180,7 +171,7 @@ describe("ssh2Access over SFTP", () => {
       await writeFile(join(dir, "to"), "old");
       await access.rename(join(dir, "from"), join(dir, "to"));
       expect(await readFile(join(dir, "to"), "utf8")).toBe("new");
-      expect((await failure(access.rename(join(dir, "from"), join(dir, "to")))).code).toBe("deploy");
+      expect((await sshFailure(access.rename(join(dir, "from"), join(dir, "to")))).code).toBe("deploy");
       await access.remove(join(dir, "to"));
       await expect(stat(join(dir, "to"))).rejects.toMatchObject({ code: "ENOENT" });
       await access.remove(join(dir, "to"));
