@@ -14,6 +14,7 @@ import ssh2, {
 } from "ssh2";
 import { SshError } from "./errors.js";
 import { checkHostKey, type HostTrust, readTrust, trustedKeyTypes } from "./known-hosts.js";
+import { ssh2Call } from "./ssh2-call.js";
 import type { Hop, Route, SshTargetOptions } from "./target.js";
 
 /** An open connection to the route's last hop, and the clients of every hop (first hop first). */
@@ -215,13 +216,10 @@ function connectHop(
 }
 
 function forward(client: Client, hop: Hop): Promise<NodeJS.ReadableStream> {
-  return new Promise((resolve, reject) => {
-    client.forwardOut("127.0.0.1", 0, hop.hostName, hop.port, (error, stream) => {
-      if (error)
-        reject(new SshError("connect", `Jump host cannot reach ${hop.hostName}:${hop.port}: ${error.message}`, error));
-      else resolve(stream);
-    });
-  });
+  return ssh2Call<NodeJS.ReadableStream>(
+    (done) => client.forwardOut("127.0.0.1", 0, hop.hostName, hop.port, done),
+    (error) => new SshError("connect", `Jump host cannot reach ${hop.hostName}:${hop.port}: ${error.message}`, error),
+  );
 }
 
 /**

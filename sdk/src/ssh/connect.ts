@@ -18,6 +18,7 @@ import { opensshAccess, opensshCommand, spawnOverOpenssh } from "./openssh.js";
 import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
+import { ssh2Call } from "./ssh2-call.js";
 import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
 import { windowsAgentPaths, windowsLaunchCommand } from "./windows.js";
 
@@ -63,12 +64,10 @@ export function launchCommand(agentPath: string, args: readonly string[]): strin
 }
 
 function execChannel(route: OpenRoute, command: string): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => {
-    route.client.exec(command, (error, channel) => {
-      if (error) reject(new SshError("remote", `Cannot start the agent over SSH: ${error.message}`, error));
-      else resolve(channel);
-    });
-  });
+  return ssh2Call<ClientChannel>(
+    (done) => route.client.exec(command, done),
+    (error) => new SshError("remote", `Cannot start the agent over SSH: ${error.message}`, error),
+  );
 }
 
 async function withRoute<T>(target: string, options: SshTargetOptions, use: (route: OpenRoute) => Promise<T>) {

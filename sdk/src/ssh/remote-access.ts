@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { Client, SFTPWrapper } from "ssh2";
 import { SshError } from "./errors.js";
 import { type RemoteOutput, runRemote, whileConnected } from "./remote-command.js";
+import { ssh2Call } from "./ssh2-call.js";
 
 /** The remote operations of detection and deployment, the same for every transport. */
 export interface RemoteAccess {
@@ -34,18 +35,10 @@ export interface RemoteAccess {
 }
 
 function openSftp(client: Client): Promise<SFTPWrapper> {
-  return new Promise((resolve, reject) => {
-    const opened = (error: Error | undefined, sftp: SFTPWrapper) => {
-      if (error) reject(new SshError("deploy", `Cannot start SFTP: ${error.message}`, error));
-      else resolve(sftp);
-    };
-    // ssh2 throws at once, rather than calling back, on a connection that has closed.
-    try {
-      client.sftp(opened);
-    } catch (error) {
-      opened(error as Error, undefined as unknown as SFTPWrapper);
-    }
-  });
+  return ssh2Call<SFTPWrapper>(
+    (done) => client.sftp(done),
+    (error) => new SshError("deploy", `Cannot start SFTP: ${error.message}`, error),
+  );
 }
 
 function sftpCall(what: string, call: (done: (error?: Error | null) => void) => void): Promise<void> {

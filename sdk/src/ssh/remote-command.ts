@@ -1,6 +1,7 @@
 /** Running a short bootstrap command on the remote through the account's shell, and quoting for that shell. */
 import type { Client, ClientChannel } from "ssh2";
 import { SshError } from "./errors.js";
+import { ssh2Call } from "./ssh2-call.js";
 
 /** A POSIX shell word for `value`: single-quoted, an embedded `'` written as `'\''`. */
 export function shellQuote(value: string): string {
@@ -22,21 +23,10 @@ const COMMAND_TIMEOUT_MS = 60_000;
  * command takes longer than the timeout.
  */
 export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
-  return new Promise((resolve, reject) => {
-    const started = (error: Error | undefined, channel?: ClientChannel) => {
-      if (error || channel === undefined) {
-        reject(new SshError("remote", `Cannot run a command over SSH: ${error?.message}`, error));
-        return;
-      }
-      collectOutput(channel, timeoutMs).then(resolve, reject);
-    };
-    // ssh2 throws at once, rather than calling back, on a connection that has closed.
-    try {
-      client.exec(command, started);
-    } catch (error) {
-      started(error as Error);
-    }
-  });
+  return ssh2Call<ClientChannel>(
+    (done) => client.exec(command, done),
+    (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
+  ).then((channel) => collectOutput(channel, timeoutMs));
 }
 
 /** What a started command prints until its channel closes; its input is ended at once. */
