@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import { connectSsh } from "../src/ssh/connect.js";
 import { type OpensshCommand, opensshAccess, runSsh, spawnOverOpenssh } from "../src/ssh/openssh.js";
 import { output } from "./fixtures/env-output.js";
 import { sshFailure } from "./fixtures/ssh-failure.js";
+import { freePort } from "./fixtures/sshd.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-openssh-access-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -143,16 +143,6 @@ describe("runSsh and spawnOverOpenssh", () => {
   });
 });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
-
 describe("connectSsh over openssh to a target only ssh can reach", () => {
   it("leaves the host key to OpenSSH when ssh2 cannot connect to scan it (e.g. behind a ProxyCommand)", async () => {
     // The stand-in "reaches" the target by running everything here, in a home of its own, while ssh2's scan of
@@ -161,7 +151,7 @@ describe("connectSsh over openssh to a target only ssh can reach", () => {
     const saved = process.env.HOME;
     process.env.HOME = home;
     try {
-      const result = await connectSsh(`127.0.0.1:${await closedPort()}`, {
+      const result = await connectSsh(`127.0.0.1:${await freePort()}`, {
         transport: "openssh",
         sshProgram: program,
         configFile: false,
