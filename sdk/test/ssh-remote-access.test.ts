@@ -6,6 +6,7 @@
  * same code through connectSsh; this file reaches the branches a deployment does not.
  */
 import { createHash } from "node:crypto";
+import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -113,6 +114,22 @@ describe("runRemote", () => {
       await expect(whileConnected(client, Promise.reject(new Error("own")))).rejects.toThrow("own");
       expect(client.listenerCount("close")).toBe(before);
     });
+  });
+
+  it("hears a command's output, exit and close that ssh2 emits in the same turn as the exec callback", async () => {
+    // ssh2 handles every packet of a chunk in one go: a short command's exit status and close may follow the
+    // exec reply at once, before any promise callback runs.
+    const channel = Object.assign(new EventEmitter(), { stderr: new EventEmitter(), end() {}, close() {} });
+    const client = {
+      exec(_command: string, callback: (error: undefined, value: typeof channel) => void) {
+        callback(undefined, channel);
+        channel.emit("data", Buffer.from("out"));
+        channel.stderr.emit("data", Buffer.from("err"));
+        channel.emit("exit", 4);
+        channel.emit("close");
+      },
+    };
+    expect(await runRemote(client as unknown as Client, "true")).toEqual({ stdout: "out", stderr: "err", code: 4 });
   });
 
   it("afterMarker gives the lines after the last marker line", () => {

@@ -23,10 +23,12 @@ const COMMAND_TIMEOUT_MS = 60_000;
  * command takes longer than the timeout.
  */
 export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
-  return ssh2Call<ClientChannel>(
-    (done) => client.exec(command, done),
+  return ssh2Call(
+    (done: (error: Error | undefined, channel: ClientChannel) => void) => client.exec(command, done),
     (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
-  ).then((channel) => collectOutput(channel, timeoutMs));
+    // In the callback itself: the command's exit and close may follow in the same turn.
+    (channel) => collectOutput(channel, timeoutMs),
+  );
 }
 
 /** What a started command prints until its channel closes; its input is ended at once. */
