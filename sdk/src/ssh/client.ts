@@ -303,7 +303,8 @@ export async function openRoute(route: Route, options: SshTargetOptions, policy:
   const clients: Client[] = [];
   // Everything read from disk comes first, so the socket's events all reach ssh2's listeners.
   const trusts = await Promise.all(route.hops.map((hop) => readTrust(route.trustFiles, hop.knownHostsName)));
-  await checkIdentityFiles(options);
+  // A scan sends no credentials, so only a connection that logs in needs its key files.
+  if (policy.kind === "verify") await checkIdentityFiles(options);
   const first = route.hops[0];
   const socket = connectTcp({ host: first.hostName, port: first.port });
   socket.setNoDelay(true);
