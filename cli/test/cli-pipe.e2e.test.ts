@@ -2,7 +2,8 @@
  * `outpost … | head`: the CLI as a Unix tool when its reader goes away. Each command's output goes through a real
  * OS pipe into a real `head`, and is far larger than a pipe's buffer, so the CLI writes after head has exited: it
  * must end quietly (no EPIPE stack trace, nothing on stderr) by SIGPIPE as `seq 1e9 | head -1` does (the shell's
- * status 141), and a command still running on the target (`exec`, `sh`) must be stopped, not left writing.
+ * status 141), and a command still running on the target (`exec`, `sh`) must be stopped, not left writing. `watch`
+ * ends at the first change it cannot print.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -68,6 +69,26 @@ describe("output piped into head", () => {
       expect(head, args.join(" ")).toBe("line 0\nline 1\n");
       expectQuietSigpipe(cli);
     }
+  });
+
+  it("watch ends quietly with its reader at the next change it prints", async () => {
+    const watched = join(dir, "watched");
+    await mkdir(watched);
+    const { head, cli } = await pipeIntoHead(["watch", "local", watched], ["-n", "1"], {}, async (watching) => {
+      const deadline = Date.now() + 15_000;
+      while (!watching.stderr().includes("Ctrl-C stops")) {
+        if (Date.now() > deadline) throw new Error(`watch did not start: ${watching.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The first change reaches head, which exits; a later one is written to the closed pipe.
+      for (let index = 0; !watching.ended() && Date.now() < deadline; index++) {
+        await writeFile(join(watched, `change-${index}`), "x");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
+    expect(head).toBe(`${join(watched, "change-0")}\n`);
+    expect(cli.stderr).toMatch(/^outpost: watching .*; Ctrl-C stops\n$/);
+    expect({ code: cli.code, signal: cli.signal }).toEqual({ code: null, signal: "SIGPIPE" });
   });
 
   it("exec and sh end quietly with their reader and stop the command on the target", async () => {
