@@ -173,6 +173,20 @@ describe("outpost over SSH", () => {
     expect(Number.isSafeInteger(pid) && pid > 0).toBe(true);
     expect(running(pid), `pid ${pid} still running`).toBe(false);
   });
+
+  it("deploy piped into head finishes the upload, then ends quietly by SIGPIPE", async () => {
+    expect((await outpost("hosts", "accept", sshd.target, "--fingerprint", sshd.fingerprint)).code).toBe(0);
+    await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
+    const { head, cli } = await pipeIntoHead([...flags, "deploy", sshd.target], ["-n", "1"], env);
+    expect(head).toMatch(/^deploy 0% 0\.0 MiB/);
+    expect({ code: cli.code, signal: cli.signal, stderr: cli.stderr }).toEqual({
+      code: null,
+      signal: "SIGPIPE",
+      stderr: "",
+    });
+    // A half-uploaded agent would be uploaded again; this one is complete and verified.
+    expect((await outpost("deploy", sshd.target)).stdout).toMatch(/^already deployed: /);
+  });
 });
 
 /** Whether `pid` is running (a zombie, killed and waiting to be reaped, is not). */
