@@ -4,7 +4,8 @@
  */
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
-import { afterMarker, shellQuote } from "./remote-command.js";
+import { afterMarker } from "./remote-command.js";
+import { printMarker, runScript } from "./remote-script.js";
 import { CMD_PROBE, parseCmdProbe } from "./windows.js";
 
 /** The remote system as far as deployment cares. */
@@ -24,7 +25,7 @@ export interface RemotePlatform {
 }
 
 const MARKER = "OUTPOST-PROBE";
-const POSIX_PROBE = `echo ${MARKER}; uname -s; uname -m; uname -o 2>/dev/null || echo -; printf '%s\\n' "$HOME"`;
+const POSIX_PROBE = `${printMarker(MARKER)}; uname -s; uname -m; uname -o 2>/dev/null || echo -; printf '%s\\n' "$HOME"`;
 const WINDOWS_PROBE = [
   `Write-Output '${MARKER}'`,
   "Write-Output 'Windows'",
@@ -76,7 +77,7 @@ async function cmdProbe(remote: RemoteAccess): Promise<RemotePlatform | undefine
  * {@link SshError} for a garbled probe or an unsupported system.
  */
 export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlatform> {
-  const posix = await remote.run(`sh -c ${shellQuote(POSIX_PROBE)}`);
+  const posix = await runScript(remote, POSIX_PROBE, []);
   const probe = parseProbe(posix.stdout);
   if (probe === undefined) {
     const viaCmd = await cmdProbe(remote);

@@ -15,24 +15,38 @@ export interface RemoteOutput {
   code: number | null;
 }
 
-const COMMAND_TIMEOUT_MS = 60_000;
+/** Writes a remote command's input and ends it. */
+export type RemoteInput = (stdin: NodeJS.WritableStream) => void;
+
+/** How long a bootstrap command may take; an upload gets {@link UPLOAD_TIMEOUT_MS}. */
+export const COMMAND_TIMEOUT_MS = 60_000;
+export const UPLOAD_TIMEOUT_MS = 300_000;
 
 /**
  * Runs `command` (a string the account's login shell interprets, as with `ssh host command`) and collects its
- * output. Fails with a `remote` {@link SshError} if the channel cannot be opened, the connection drops or the
- * command takes longer than the timeout.
+ * output; `input` writes its stdin (none: ended at once). Fails with a `remote` {@link SshError} if the channel
+ * cannot be opened, the connection drops or the command takes longer than the timeout.
  */
-export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
+export function runRemote(
+  client: Client,
+  command: string,
+  input?: RemoteInput,
+  timeoutMs = input === undefined ? COMMAND_TIMEOUT_MS : UPLOAD_TIMEOUT_MS,
+): Promise<RemoteOutput> {
   return ssh2Call(
     (done: (error: Error | undefined, channel: ClientChannel) => void) => client.exec(command, done),
     (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
     // In the callback itself: the command's exit and close may follow in the same turn.
-    (channel) => collectOutput(channel, timeoutMs),
+    (channel) => collectOutput(channel, input, timeoutMs),
   );
 }
 
-/** What a started command prints until its channel closes; its input is ended at once. */
-function collectOutput(channel: ClientChannel, timeoutMs: number): Promise<RemoteOutput> {
+/** What a started command prints until its channel closes, after `input` wrote its stdin. */
+function collectOutput(
+  channel: ClientChannel,
+  input: RemoteInput | undefined,
+  timeoutMs: number,
+): Promise<RemoteOutput> {
   return new Promise((resolve, reject) => {
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
@@ -59,7 +73,8 @@ function collectOutput(channel: ClientChannel, timeoutMs: number): Promise<Remot
       if (!exited) reject(new SshError("remote", "The SSH connection dropped while a remote command ran"));
       else resolve(output);
     });
-    channel.end();
+    if (input === undefined) channel.end();
+    else input(channel);
   });
 }
 
