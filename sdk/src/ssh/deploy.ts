@@ -7,7 +7,7 @@
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { type AgentManifest, packagedAgent, readManifest } from "../agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
@@ -40,9 +40,45 @@ export interface DeployedAgent {
   uploaded: boolean;
 }
 
+/** Hashes of local binaries by path, size and mtime: a connect hashes every packaged agent (see agentTable). */
+const hashes = new Map<string, { key: string; sha256: string; size: number }>();
+
 async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
+  const info = await stat(path);
+  const key = `${info.size}:${info.mtimeMs}:${info.ino}`;
+  const cached = hashes.get(path);
+  if (cached?.key === key) return { sha256: cached.sha256, size: cached.size };
   const bytes = await readFile(path);
-  return { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length };
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  hashes.set(path, { key, sha256, size: bytes.length });
+  return { sha256, size: bytes.length };
+}
+
+/** The POSIX targets an agent can be packaged for, as the boot script names them (`<platform>-<arch>`). */
+const POSIX_TARGETS: readonly Pick<RemotePlatform, "platform" | "arch">[] = [
+  { platform: "linux", arch: "x64" },
+  { platform: "linux", arch: "arm64" },
+  { platform: "darwin", arch: "x64" },
+  { platform: "darwin", arch: "arm64" },
+  { platform: "android", arch: "arm64" },
+  { platform: "android", arch: "x64" },
+];
+
+/**
+ * The agents a start may run, as `<platform>-<arch>=<sha256>` words for the boot script: `agentBinary` as `any=…`
+ * (it is for whatever the target is), else every packaged agent this SDK carries that matches its manifest.
+ */
+export async function agentTable(options: DeployOptions = {}): Promise<string[]> {
+  if (options.agentBinary !== undefined) {
+    const agent = await localAgent({ platform: "linux", arch: "x64", home: "/", shell: "posix" }, options);
+    return [`any=${agent.sha256}`];
+  }
+  const words: string[] = [];
+  for (const target of POSIX_TARGETS) {
+    const agent = await localAgent({ ...target, home: "/", shell: "posix" }, options).catch(() => undefined);
+    if (agent !== undefined) words.push(`${target.platform}-${target.arch}=${agent.sha256}`);
+  }
+  return words;
 }
 
 /**
@@ -80,7 +116,7 @@ const HASH_MARKER = "OUTPOST-HASH";
 const INSTALL_MARKER = "OUTPOST-INSTALL";
 
 /** A shell function printing the SHA-256 of the regular file `$1`, `missing`, or `nohash` without a tool. */
-const HASH_FUNCTION = [
+export const HASH_FUNCTION = [
   "outpost_hash() {",
   'if [ ! -f "$1" ]; then echo missing;',
   'elif command -v sha256sum >/dev/null 2>&1; then sha256sum < "$1";',
@@ -92,7 +128,7 @@ const HASH_FUNCTION = [
 const HASH_SCRIPT = `${HASH_FUNCTION}; ${printMarker(HASH_MARKER)}; outpost_hash "$1"`;
 
 /** The hash a hashing tool printed (`undefined` if none), `"missing"`, or a `deploy` error for `nohash`. */
-function parseHash(line: string | undefined): string | undefined {
+export function parseHash(line: string | undefined): string | undefined {
   if (line === "missing") return "missing";
   if (line === "nohash") {
     throw new SshError("deploy", "The remote has no sha256sum, shasum or openssl to verify the Outpost agent with");
@@ -156,6 +192,18 @@ const INSTALL_SCRIPT = [
   'case "$u" in *"$4"*) mv -f -- "$2" "$3" && echo "final $(outpost_hash "$3")";; *) rm -f -- "$2"; exit 1;; esac;',
   `${CLEANUP}; exit 0`,
 ].join(" ");
+
+/** Uploads the agent for `platform` (known to be missing or wrong there) and verifies it; one remote command. */
+export async function installAgent(
+  remote: RemoteAccess,
+  platform: RemotePlatform,
+  options: DeployOptions = {},
+): Promise<DeployedAgent> {
+  const agent = await localAgent(platform, options);
+  const path = remoteAgentPath(platform, agent.sha256);
+  await install(remote, agent, path, options);
+  return { path, sha256: agent.sha256, uploaded: true };
+}
 
 /** Uploads the agent under a unique temporary name and moves it to `finalPath` only once it verified there. */
 async function install(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
