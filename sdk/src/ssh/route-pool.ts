@@ -71,6 +71,9 @@ export class RoutePool {
 
   async #open(key: string, open: () => Promise<OpenRoute>): Promise<Pooled> {
     const route = await open();
+    // Every agent on the connection listens for its close and errors until the agent closes; the server bounds how
+    // many there are (its sessions per connection), not a fixed count here.
+    route.client.setMaxListeners(0);
     const pooled: Pooled = { route, users: 0, keepingAlive: new Set(), full: false, closed: false };
     const list = this.#routes.get(key) ?? [];
     list.push(pooled);
