@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packagedAgent } from "../src/agent-binary.js";
 import { getOrThrow } from "../src/result.js";
-import { acceptHostKey, connectSsh, type SshEnvOptions } from "../src/ssh/connect.js";
+import { acceptHostKey, connectSsh, type SshEnvOptions, sharedConnections } from "../src/ssh/connect.js";
 import { type Dropbear, startDropbear } from "./fixtures/dropbear.js";
 import { output, sha256Of } from "./fixtures/env-output.js";
 import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
@@ -183,4 +183,25 @@ describe.runIf(isRoot)("accounts whose login shell prints at start", () => {
       }
     }
   }
+});
+
+describe.runIf(isRoot)("Dropbear, one connection shared by many envs", () => {
+  it("starts 60 envs opened and closed in turn next to one that stays open (Dropbear refuses an exec now and then)", async () => {
+    const account = accounts.find((candidate) => candidate.shell.name === "bash")!;
+    const target = `${account.user}@127.0.0.1:${dropbear.port}`;
+    counter += 1;
+    const options = { ...dropbear.options, knownHostsFile: join(scratch, `known_hosts-${counter}`) };
+    getOrThrow(await acceptHostKey(target, dropbear.fingerprint, options));
+    const holder = getOrThrow(await connectSsh(target, options));
+    try {
+      for (let index = 0; index < 60; index++) {
+        const env = getOrThrow(await connectSsh(target, options));
+        await env.close();
+      }
+      expect(await sharedConnections(target, options)).toBe(1);
+      expect(await output(holder, "echo held")).toBe("held\n");
+    } finally {
+      await holder.close();
+    }
+  }, 120_000);
 });

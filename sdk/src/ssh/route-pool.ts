@@ -9,6 +9,7 @@
 import type { ClientChannel } from "ssh2";
 import type { OpenRoute } from "./client.js";
 import { SshError } from "./errors.js";
+import { retryRefusedExec } from "./remote-command.js";
 import { ssh2Call } from "./ssh2-call.js";
 
 /** A shared connection and who uses it. */
@@ -151,8 +152,10 @@ export class RoutePool {
 }
 
 function execOn(route: OpenRoute, command: string): Promise<ClientChannel> {
-  return ssh2Call<ClientChannel>(
-    (done) => route.client.exec(command, done),
-    (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
+  return retryRefusedExec(() =>
+    ssh2Call<ClientChannel>(
+      (done) => route.client.exec(command, done),
+      (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
+    ),
   );
 }
