@@ -36,8 +36,10 @@ const BOOT_SCRIPT = [
   `printf '%s\\n' "$s" "$m" "$o" "$HOME";`,
   'case "$m" in x86_64|amd64|x64) a=x64;; aarch64|arm64) a=arm64;; *) a=$m;; esac;',
   'case "$s" in Linux) if [ "$o" = Android ]; then p=android; else p=linux; fi;; Darwin) p=darwin;; *) p=$s;; esac;',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh's ${e#*=}, not a template
   'h=; for e in $2; do case "$e" in "$p-$a="*|any=*) h=${e#*=};; esac; done; shift 2;',
   'if [ -z "$h" ]; then echo "need none"; exit 0; fi;',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh's ${HOME%/}, not a template
   'f="${HOME%/}/.outpost/bin/outpost-$h"; v=$(outpost_hash "$f");',
   // Verified, then run at once by the same shell: the check is right before the exec.
   `case "$v" in *"$h"*) echo "start $h"; exec env ${SSH_SESSION_VARIABLES.map((name) => `-u ${name}`).join(" ")} "$f" "$@";; esac;`,

@@ -273,7 +273,8 @@ export class SshConnection extends Connection {
 
 /**
  * A lazy `Connection` to an agent on `target` (`user@host:port` or an ssh config alias): nothing touches the
- * network until the first request. Every start connects, checks the host key strictly, verifies or deploys the
+ * network until the first request. Every start uses the process's shared connection to the target or opens one
+ * (checking the host key strictly), verifies or deploys the
  * agent by SHA-256 and runs it; a failed start fails the waiting requests and the next request tries again.
  */
 export function sshConnection(target: string, options: SshConnectOptions = {}): Result<SshConnection, SshError> {
@@ -306,7 +307,10 @@ function validateShapes(target: string, options: SshConnectOptions): void {
   }
 }
 
-/** An env on an SSH target; `close()` stops its agent and ends the SSH connection. */
+/**
+ * An env on an SSH target; `close()` stops its agent and ends the SSH connection once no other env of the process
+ * uses it.
+ */
 export class SshExecutionEnv extends RemoteExecutionEnv {
   /** The connection to the agent. */
   readonly connection: SshConnection;
@@ -327,7 +331,7 @@ export class SshExecutionEnv extends RemoteExecutionEnv {
     this.platform = platform;
   }
 
-  /** Stops the agent (killing any command it runs) and ends the SSH connection. */
+  /** Stops the agent (killing any command it runs); the SSH connection ends with the last env that uses it. */
   async close(): Promise<void> {
     await this.connection.close();
   }
