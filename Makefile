@@ -12,7 +12,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup deps system-deps build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
+.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
 
 ## setup: everything the build and the tests need: the npm packages and Go modules (`deps`) and the Debian packages
 ## of the test suites (`system-deps`)
@@ -31,22 +31,26 @@ system-deps:
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-## build: the agent for this machine and the SDK
-build: deps agent sdk cli
+## build: the agent for this machine, the SDK, the CLI and the pi integration
+build: deps agent sdk cli pi
 
 agent:
 	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
 
 sdk: deps
-	npm run build -w @outpost/sdk
+	npm run --silent build -w @outpost/sdk
 
 ## cli: the `outpost` command for people (cli/bin/outpost.mjs runs cli/dist)
 cli: sdk
-	npm run build -w @outpost/cli
+	npm run --silent build -w @outpost/cli
+
+## pi: @outpost/pi-coding-agent (integrations/pi-coding-agent/dist)
+pi: sdk
+	npm run --silent build -w @outpost/pi-coding-agent
 
 ## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv
 demo: build
-	node tools/demo.mjs
+	@echo "make demo: built; tools/demo.mjs runs an agent's tools through LocalExecutionEnv:" && echo && node tools/demo.mjs
 
 ## test: everything CI runs
 test: setup build lint test-go fuzz-short test-ts
@@ -99,7 +103,7 @@ dist: deps
 
 ## test-package: packs @outpost/sdk with every platform's agent, installs it into an empty directory and runs
 ## LocalExecutionEnv from there with no Go on PATH (.ci/run runs it after `make test`)
-test-package: dist sdk
+test-package: dist cli pi
 	tools/package-test.sh
 
 ## bench: the interleaved table of tools/bench.ts (every env and its anchors, over a loopback sshd too, then the
