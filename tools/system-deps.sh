@@ -22,7 +22,10 @@ found() { # a tool as the table names it: `a|b` is found when either is; /path i
   IFS='|' read -ra alternatives <<<"$1"
   for alternative in "${alternatives[@]}"; do
     if [[ $alternative == /* ]]; then [ -x "$alternative" ] && return 0
-    else command -v "$alternative" >/dev/null && return 0
+    else
+      command -v "$alternative" >/dev/null && return 0
+      # A user's PATH often lacks the sbin directories where Debian puts useradd, unshare's kin and iptables.
+      [ -x "/usr/sbin/$alternative" ] || [ -x "/sbin/$alternative" ] && return 0
     fi
   done
   return 1

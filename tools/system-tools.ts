@@ -37,7 +37,8 @@ function isExecutable(path: string): boolean {
 /** Where `name` (a command on PATH, or an absolute path) is, or undefined. */
 export function findExecutable(name: string): string | undefined {
   if (isAbsolute(name)) return isExecutable(name) ? name : undefined;
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+  // PATH, then the sbin directories a user's PATH often lacks (Debian's useradd, iptables).
+  for (const dir of [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/sbin"]) {
     if (dir !== "" && isExecutable(join(dir, name))) return join(dir, name);
   }
   return undefined;
