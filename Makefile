@@ -48,7 +48,8 @@ cli: sdk
 pi: sdk
 	npm run --silent build -w @outpost/pi-coding-agent
 
-## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv; builds only what it runs (the agent and the SDK)
+## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv; builds only
+## what it runs (the agent and the SDK)
 demo: deps agent sdk
 	@echo "make demo: built; tools/demo.mjs runs an agent's tools through LocalExecutionEnv:" && echo && node tools/demo.mjs
 
