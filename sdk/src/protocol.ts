@@ -11,10 +11,10 @@
 // First: an older Node than Outpost supports stops here, with one message.
 import "./node-version.js";
 
-export type { Reply, RequestOptions } from "./connection-types.js";
-export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
-export { type CommandEnv, CommandRunner } from "./exec.js";
-export { READ_FILE_FEATURE } from "./file-io.js";
-export { LIST_FILES_FEATURE } from "./list-files.js";
-export { isConnectionLost, RemoteError } from "./remote-error.js";
-export { RemoteWatcher } from "./watch.js";
+export { rangeDecoder, StreamDecoder, startsWithBom } from "./contract/decode.js";
+export { type CommandEnv, CommandRunner } from "./env/exec.js";
+export { READ_FILE_FEATURE } from "./env/file-io.js";
+export { LIST_FILES_FEATURE } from "./env/list-files.js";
+export { RemoteWatcher } from "./env/watch.js";
+export type { Reply, RequestOptions } from "./wire/connection-types.js";
+export { isConnectionLost, RemoteError } from "./wire/remote-error.js";
