@@ -69,7 +69,9 @@ bare node package-smoke.mjs
 step "SDK smoke test passed"
 
 # The installed CLI, run as a user runs it (node_modules/.bin/outpost, what `npx @outpost/cli` runs).
-bare node_modules/.bin/outpost --help | grep -q "^Usage: outpost" || fail "outpost --help printed no usage"
+# (Captured first: `outpost … | grep -q` would end outpost by SIGPIPE, as it should, and fail the pipeline.)
+help=$(bare node_modules/.bin/outpost --help)
+grep -q "^Usage: outpost" <<<"$help" || fail "outpost --help printed no usage: $help"
 bare node_modules/.bin/outpost exec local -- true
 mkdir -p tree/src
 echo 'export {};' >tree/src/main.ts
