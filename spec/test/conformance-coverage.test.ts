@@ -29,6 +29,8 @@ const exempt: Record<string, string> = {
   SSH3: "ssh config reading, not an env method (sdk/test/ssh-config.test.ts, against ssh -G)",
   SSH4: "host keys and keepalives of SSH hops, not an env method (sdk/test/ssh.e2e.test.ts)",
   SSH5: "deployment to Windows over SSH, not an env method (tools/windows/ssh-windows.e2e.test.ts, under Wine)",
+  SSH6: "the SSH bootstrap under bash, zsh, fish and tcsh with noisy startup files, sshd and Dropbear, not an env method (sdk/test/ssh-shells.e2e.test.ts)",
+  SSH7: "remote commands and connections per connect, counted at sshd, not an env method (sdk/test/ssh-connect-budget.e2e.test.ts)",
 };
 
 function ruleIds(): string[] {
