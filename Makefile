@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -112,6 +112,12 @@ properties-nightly: agent
 ## nightly-summary: merges the shards' reports; fails unless every shard of every property passed
 nightly-summary: setup
 	node --import tsx tools/nightly-summary.ts $(REPORTS)
+
+## test-wan: the tests over a real network path (root): tools/wan/rig.sh joins two network namespaces by a user-space
+## delay line (lan, wan, far, lossy profiles), Debian's sshd in one, the tests in the other; then the rig's cleanup
+## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (tools/wan/README.md)
+test-wan: agent
+	tools/wan/test-wan.sh
 
 clean:
 	rm -rf sdk/dist sdk/bin
