@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan bench-wan clean
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -118,6 +118,12 @@ nightly-summary: setup
 ## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (tools/wan/README.md)
 test-wan: agent
 	tools/wan/test-wan.sh
+
+## bench-wan: the WAN rows (root, in the rig): per profile, small operations in ms and round trips, connect cold and
+## warm against `ssh host true`, 64 MiB up and down against scp and sftp (tools/wan/bench.ts; BENCH_WAN_ARGS adds
+## flags, e.g. "--profiles wan,far --rounds 3"); ~10 minutes
+bench-wan: agent
+	tools/wan/rig.sh node --import tsx tools/wan/bench.ts $(BENCH_WAN_ARGS)
 
 clean:
 	rm -rf sdk/dist sdk/bin

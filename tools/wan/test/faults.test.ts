@@ -102,8 +102,10 @@ describe("faults on the WAN rig", () => {
     expect(alive(agent)).toBe(true);
     const content = (index: number) => Buffer.alloc((index % 3) * 1024 * 1024 + 1000, index + 1);
     const outcomes: { index: number; ok: boolean; ms: number; lostFailure: boolean }[] = [];
+    // Writes one after another until the link is back, so that one is always in flight when it is cut.
+    let restored = false;
     const writer = (async () => {
-      for (let index = 0; index < 12; index++) {
+      for (let index = 0; !restored && index < 1000; index++) {
         const started = performance.now();
         const result = await env.writeFile(`f${index}`, content(index), { abortSignal: new AbortController().signal });
         outcomes.push({
@@ -120,6 +122,7 @@ describe("faults on the WAN rig", () => {
     await new Promise((done) => setTimeout(done, AGENT_SILENCE_MS));
     const survivors = [agent, guardian].filter(alive);
     await cut(false);
+    restored = true;
     await writer;
     expect(survivors).toEqual([]);
     for (const outcome of outcomes) {
