@@ -360,22 +360,37 @@ async function writeRemainingChunks(
 ): Promise<Settled | undefined> {
   const window = new SendWindow(WRITE_CHUNK, MIN_PIECES, MAX_PIECES);
   const inFlight: Promise<Settled>[] = [];
-  for (let offset = WRITE_CHUNK; offset < content.length; offset += WRITE_CHUNK) {
-    while (inFlight.length >= window.pieces()) {
-      const oldest = await inFlight.shift();
-      if (oldest !== undefined && !oldest.ok) return finish(oldest, inFlight, path, signal, false);
+  // One listener on the caller's signal, relaying to a signal per chunk: up to 32 chunks listening on the caller's
+  // own signal would trip Node's listener-leak warning in the host's process.
+  const cancels = new Set<AbortController>();
+  const cancelAll = () => {
+    for (const cancel of cancels) cancel.abort();
+  };
+  signal?.addEventListener("abort", cancelAll, { once: true });
+  try {
+    for (let offset = WRITE_CHUNK; offset < content.length; offset += WRITE_CHUNK) {
+      while (inFlight.length >= window.pieces()) {
+        const oldest = await inFlight.shift();
+        if (oldest !== undefined && !oldest.ok) return await finish(oldest, inFlight, path, signal, false);
+      }
+      if (isAborted(signal)) return await finish(undefined, inFlight, path, signal, true);
+      const sentAt = performance.now();
+      const piece = content.subarray(offset, offset + WRITE_CHUNK);
+      const cancel = new AbortController();
+      if (signal !== undefined) cancels.add(cancel);
+      const request = handle.request("writeChunk", {}, { payload: piece, signal: signal && cancel.signal });
+      inFlight.push(
+        settle(request).then((outcome) => {
+          cancels.delete(cancel);
+          if (outcome.ok) window.acked(sentAt);
+          return outcome;
+        }),
+      );
     }
-    if (isAborted(signal)) return finish(undefined, inFlight, path, signal, true);
-    const sentAt = performance.now();
-    const piece = content.subarray(offset, offset + WRITE_CHUNK);
-    inFlight.push(
-      settle(handle.request("writeChunk", {}, { payload: piece, signal })).then((outcome) => {
-        if (outcome.ok) window.acked(sentAt);
-        return outcome;
-      }),
-    );
+    return await finish(undefined, inFlight, path, signal, false);
+  } finally {
+    signal?.removeEventListener("abort", cancelAll);
   }
-  return finish(undefined, inFlight, path, signal, false);
 }
 
 /**
