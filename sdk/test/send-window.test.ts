@@ -1,6 +1,6 @@
 /** The write window's estimate of the bandwidth-delay product, from synthetic acknowledgement times. */
 import { describe, expect, it } from "vitest";
-import { SendWindow } from "../src/send-window.js";
+import { SendWindow } from "../src/env/send-window.js";
 
 const PIECE = 512 * 1024;
 

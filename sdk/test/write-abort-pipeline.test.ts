@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { packagedAgent } from "../src/agent-binary.js";
-import { Connection } from "../src/connection.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
+import { packagedAgent } from "../src/env/agent-binary.js";
+import { Connection } from "../src/wire/connection.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
 import { frameTap, type TapEntry } from "./fixtures/frame-tap.js";
 import { patterned } from "./fixtures/patterned.js";
 

@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-for tool in ip iptables ping ssh scp sftp; do
-  command -v "$tool" >/dev/null || { echo "make test-wan: needs $tool (see tools/wan/README.md)" >&2; exit 1; }
+# The `wan` group of tools/system-deps.txt (ip, iptables, ping), installed when missing as root; sshd and the
+# OpenSSH client come with the `test` group.
+tools/system-deps.sh wan
+for tool in ssh scp sftp; do
+  command -v "$tool" >/dev/null || { echo "make test-wan: needs $tool (apt-get install openssh-client)" >&2; exit 1; }
 done
 [ -x /usr/sbin/sshd ] || { echo "make test-wan: needs /usr/sbin/sshd (apt-get install openssh-server)" >&2; exit 1; }
 
