@@ -12,7 +12,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
+.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan bench-wan clean
 
 ## setup: everything the build and the tests need: the npm packages and Go modules (`deps`) and the Debian packages
 ## of the test suites (`system-deps`)
@@ -132,6 +132,18 @@ properties-nightly: agent
 ## nightly-summary: merges the shards' reports; fails unless every shard of every property passed
 nightly-summary: deps
 	node --import tsx tools/nightly-summary.ts $(REPORTS)
+
+## test-wan: the tests over a real network path (root): tools/wan/rig.sh joins two network namespaces by a user-space
+## delay line (lan, wan, far, lossy profiles), Debian's sshd in one, the tests in the other; then the rig's cleanup
+## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (docs/wan.md)
+test-wan: agent
+	tools/wan/test-wan.sh
+
+## bench-wan: the WAN rows (root, in the rig): per profile, small operations in ms and round trips, connect cold and
+## warm against `ssh host true`, 64 MiB up and down against scp and sftp (tools/wan/bench.ts; BENCH_WAN_ARGS adds
+## flags, e.g. "--profiles wan,far --rounds 3"); ~10 minutes
+bench-wan: agent
+	tools/wan/rig.sh node --import tsx tools/wan/bench.ts $(BENCH_WAN_ARGS)
 
 clean:
 	rm -rf sdk/dist sdk/bin

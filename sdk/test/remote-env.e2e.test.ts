@@ -119,16 +119,16 @@ describe("readTextFile / readBinaryFile with and without the agent's one-request
       Object.fromEntries(
         ["readFile", "open", "pread", "close"].map((op) => [op, ops.filter((seen) => seen === op).length]),
       );
-    // Two reads of each path: one.bin, bom.txt, full.bin (and the files of dir) fit one request; the rest open a
-    // handle (or fail to open) and go on as in protocol 1.
+    // Two reads of each path: empty.txt, one.bin, bom.txt, full.bin fit one request; the rest open a handle (or
+    // fail to open) and go on as in protocol 1.
     expect(protocol1.ops).not.toContain("readFile");
     expect(oneRequest.ops).not.toContain("open");
     const fused = counts(oneRequest.ops);
     const plain = counts(protocol1.ops);
     expect(fused.readFile).toBe(2 * paths.length);
     expect(plain.open).toBe(2 * paths.length);
-    // Each of the 4 files that fit saves its pread and close on both reads.
-    expect([plain.pread - fused.pread, plain.close - fused.close]).toEqual([8, 8]);
+    // Each of the 5 files that fit saves its pread and close on both reads (dir/inner.txt is not read: "dir" is).
+    expect([plain.pread - fused.pread, plain.close - fused.close]).toEqual([10, 10]);
   });
 });
 

@@ -24,6 +24,7 @@ const exempt: Record<string, string> = {
   AL2: "agent lifecycle: needs the agent killed (agent-go/cmd/outpost/agent_linux_test.go)",
   AL3: "agent lifecycle: an env-independent case cannot see adopted processes (agent-go/cmd/outpost/agent_linux_test.go)",
   AL4: "agent lifecycle: needs the agent's memory (agent-go/cmd/outpost/agent_linux_test.go)",
+  AL5: "network faults need the WAN rig's cut link and killed sshd (tools/wan/test/faults.test.ts, make test-wan)",
   SSH1: "only an agent started over SSH has SSH session variables to drop (sdk/test/ssh.e2e.test.ts)",
   SSH2: "deployment over SSH, not an env method (sdk/test/ssh.e2e.test.ts)",
   SSH3: "ssh config reading, not an env method (sdk/test/ssh-config.test.ts, against ssh -G)",

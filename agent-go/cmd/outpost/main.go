@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/execop"
@@ -179,7 +180,7 @@ func serverConfig(token string, stop <-chan struct{}, watches *watch.Service) se
 		Token:    token,
 		Info:     &info,
 		Files:    fsops.New(),
-		Features: fsops.SameHostFeatures,
+		Features: append(slices.Clone(fsops.SameHostFeatures), fsops.Features...),
 		Commands: execop.New(info.TempDir),
 		// Operations that each run on a goroutine of their own: a watcher lives as long as its request, and a
 		// walk of a large tree must not hold a pool worker.

@@ -136,7 +136,11 @@ const mkdtempAttempts = 1000
 // mkdtemp: {path: prefix} → {path}. Creates prefix + 6 random [A-Za-z0-9] with mode 0700; a failure names
 // the attempted path with its suffix filled in, as Node's does.
 func (o *Ops) mkdtemp(call *proto.Call) (proto.Reply, error) {
-	var args pathArgs
+	var args struct {
+		Path *string `json:"path"`
+		// File (feature mkdtemp.file): an empty file to create in the new directory.
+		File *string `json:"file"`
+	}
 	prefix, f := decodePath(call, &args, &args.Path, "prefix")
 	if f != nil {
 		return fail(f)
@@ -146,15 +150,30 @@ func (o *Ops) mkdtemp(call *proto.Call) (proto.Reply, error) {
 	for range mkdtempAttempts {
 		candidate = prefix + randomSuffix()
 		if err = makeDirectory(candidate, 0o700); err == nil {
-			return ok(struct {
-				Path string `json:"path"`
-			}{candidate})
+			return madeTemp(candidate, args.File)
 		}
 		if !errno.Is(err, "EEXIST") {
 			break
 		}
 	}
 	return fail(errno.Fail(err, "mkdtemp", candidate))
+}
+
+// madeTemp answers mkdtemp once the directory exists: {path}, or with a file name {path, file} once that file
+// was created too. A failure to create the file leaves the directory, as Node's createTempFile does.
+func madeTemp(dir string, name *string) (proto.Reply, error) {
+	type reply struct {
+		Path string `json:"path"`
+		File string `json:"file,omitempty"`
+	}
+	if name == nil {
+		return ok(reply{Path: dir})
+	}
+	file, f := tempFile(dir, *name)
+	if f != nil {
+		return fail(f)
+	}
+	return ok(reply{Path: dir, File: file})
 }
 
 const suffixAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

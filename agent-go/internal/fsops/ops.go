@@ -1,6 +1,7 @@
 // Package fsops serves the agent's file operations (pi-env protocol 1): lstat, realpath, write, writeChunk,
 // truncate, fsync, rename, mkdir, rm, mkdtemp, open, pread, fstat, scanLines, opendir, readdir and close, plus
-// Outpost's readFile (open, read and close of a small file in one request).
+// Outpost's readFile and listDir (open, read and close of a small file or a directory in one request) and
+// mkdtemp's file (the whole of createTempFile in one request).
 //
 // Each operation performs the system calls Node would make for the same NodeExecutionEnv method and reports
 // failures exactly as Node does: libuv code, syscall and path (see package errno). Path resolution, abort
@@ -55,6 +56,7 @@ func (o *Ops) Handlers() map[string]proto.Handler {
 		"scanLines": o.scanLines,
 		"opendir":   o.opendir,
 		"readdir":   o.readdir,
+		"listDir":   o.listDir,
 		"close":     o.close,
 	}
 }

@@ -18,8 +18,9 @@ type readFileReply struct {
 // readFile: {path, max} — Outpost's one-request form of the start of Node's readFile (announced as the
 // "readFile" feature). It opens like open {mode:"read"} and fstats; when the open file is a regular file of
 // 1..max bytes (max capped at MaxPayload), it reads those bytes from offset 0 (positional reads until that many or
-// end of file, as pread does), closes the file and answers {stat} with the bytes as payload. Anything else (an
-// empty or larger file, a directory, a FIFO, a failed fstat) is answered exactly as open {mode:"read"} would
+// end of file, as pread does), closes the file and answers {stat} with the bytes as payload; a regular file of size
+// 0 whose first read finds nothing is closed and answered {stat} with no payload. Anything else (a larger file, an
+// empty-looking file with bytes, a directory, a FIFO, a failed fstat) is answered exactly as open {mode:"read"} would
 // answer — {handle, stat} or {handle, statError} — and the client goes on with pread and close. A failed read
 // closes the file and fails as pread does (syscall read, no path).
 func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
@@ -45,6 +46,10 @@ func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
 	}
 	info, statErr := fstatInfo(file, baseName(path, onWindows))
 	limit := min(int64(*args.Max), MaxPayload)
+	if statErr == nil && info.Kind == kindFile && info.Size == 0 && emptyAtStart(file) {
+		_ = file.Close()
+		return proto.Reply{JSON: readFileReply{Stat: &info}}, nil
+	}
 	if statErr != nil || info.Kind != kindFile || info.Size <= 0 || info.Size > limit {
 		return o.keepOpened(file, path, info, statErr, flag(args.Fd, false))
 	}
@@ -55,6 +60,16 @@ func (o *Ops) readFile(call *proto.Call) (proto.Reply, error) {
 		return fail(errno.FailHandle(err, "read"))
 	}
 	return proto.Reply{JSON: readFileReply{Stat: &info}, Payload: buf[:n]}, nil
+}
+
+// emptyAtStart reports whether a regular file that stats as empty really has no bytes: Node reads such a file
+// until a read returns nothing, and for most of them the first read does. A positional read leaves the position
+// alone, so a file that does have bytes (a kernel file that stats as 0) is kept open untouched and read by the
+// client as before; so is one whose read fails, which then fails the client's own read.
+func emptyAtStart(file *os.File) bool {
+	var probe [1]byte
+	n, err := file.ReadAt(probe[:], 0)
+	return n == 0 && errors.Is(err, io.EOF)
 }
 
 // keepOpened answers like open {mode:"read"}: the file becomes a handle, with its stat or the fstat's failure.

@@ -29,19 +29,38 @@ function asScandirFailure(error: unknown, path: string): FileError {
   return new FileError(mapped.code, message, mapped.path, mapped.cause instanceof Error ? mapped.cause : undefined);
 }
 
-/** Reads every entry of the directory through one handle, closed afterwards. */
-async function readAllEntries(link: AgentLink, path: string): Promise<WireEntry[]> {
+/** The agent's `hello.features` name of the one-request `listDir` op (spec/protocol.md section 12). */
+export const LIST_DIR_FEATURE = "listDir";
+
+/**
+ * Entries asked for per page from an agent with {@link LIST_DIR_FEATURE}: as many as its reply budget (8 MiB of
+ * JSON) holds, so a directory costs one request however large it is, until that budget ends a page. An upstream
+ * daemon may have no such budget, so protocol 1 keeps {@link LIST_PAGE}.
+ */
+export const LIST_DIR_PAGE = 1 << 20;
+
+/**
+ * Reads every entry of the directory through one handle, closed afterwards. With `oneRequest` (the agent announced
+ * {@link LIST_DIR_FEATURE}) the agent opens, reads the first page and — when that was all — closes in one
+ * `listDir` request; otherwise, or when more entries follow, it goes on as `opendir`, `readdir`s and `close`.
+ */
+async function readAllEntries(link: AgentLink, path: string, oneRequest: boolean): Promise<WireEntry[]> {
+  const max = oneRequest ? LIST_DIR_PAGE : LIST_PAGE;
   let opened: AgentReply;
   try {
-    opened = await link.request("opendir", { path });
+    opened = oneRequest ? await link.request("listDir", { path, max }) : await link.request("opendir", { path });
   } catch (error) {
     throw asScandirFailure(error, path);
   }
+  const entries: WireEntry[] = [];
+  if (oneRequest) {
+    entries.push(...parseEntries(opened.json));
+    if (opened.json.done === true) return entries;
+  }
   const handle = RemoteHandle.fromReply(link, opened);
   try {
-    const entries: WireEntry[] = [];
     for (;;) {
-      const reply = await handle.request("readdir", { max: LIST_PAGE });
+      const reply = await handle.request("readdir", { max });
       const page = parseEntries(reply.json);
       entries.push(...page);
       if (reply.json.done === true || page.length === 0) return entries;
@@ -57,11 +76,11 @@ async function readAllEntries(link: AgentLink, path: string): Promise<WireEntry[
  */
 export async function listDirectory(
   link: AgentLink,
-  rules: PathRules,
+  rules: PathRules & { features: readonly string[] },
   path: string,
   signal: AbortSignal | undefined,
 ): Promise<FileInfo[]> {
-  const entries = await readAllEntries(link, path);
+  const entries = await readAllEntries(link, path, rules.features.includes(LIST_DIR_FEATURE));
   if (!isWindows(rules)) entries.sort(compareRawNames);
   const infos: FileInfo[] = [];
   for (const entry of entries) {

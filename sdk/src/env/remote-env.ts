@@ -40,6 +40,9 @@ import { listDirectory } from "./listing.js";
 import { RemoteBinaryReader, RemoteDirReader, RemoteTextLineReader } from "./readers.js";
 import { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";
 
+/** The agent's `hello.features` name of `mkdtemp`'s `file` (spec/protocol.md section 12). */
+export const MKDTEMP_FILE_FEATURE = "mkdtemp.file";
+
 /** Options of {@link RemoteExecutionEnv}. */
 export interface RemoteExecutionEnvOptions {
   /** The agent connection; it starts the agent on first use and again after a loss. */
@@ -358,18 +361,46 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     options: { prefix?: string; suffix?: string } | undefined,
     context: Context,
   ): Promise<Result<string, FileError>> {
+    const name = (options?.prefix ?? "") + randomUUID() + (options?.suffix ?? "");
+    const fused = await this.#createTempFileAtOnce(name, context);
+    if (fused !== undefined) return fused;
     const directory = await this.createTempDir("tmp-", context);
     if (!directory.ok) return directory;
     let filePath: string | undefined;
     try {
       const info = await this.#connection.info();
-      const name = (options?.prefix ?? "") + randomUUID() + (options?.suffix ?? "");
       filePath = joinOnAgent(info, [directory.value, name]);
       if (hasNulByte(filePath)) return this.#fail(nulByteError("path", filePath, filePath));
       await writeContent(this.#connection, filePath, new Uint8Array(0), { append: false, parents: false });
       return ok(filePath);
     } catch (error) {
       return this.#fail(toFileError(error, filePath));
+    }
+  }
+
+  /**
+   * `createTempFile` in one request when the agent announced {@link MKDTEMP_FILE_FEATURE} and `name` is one plain
+   * path component (then the agent's `<dir>/<name>` is exactly this side's join, and Node's `join` has nothing to
+   * normalise): the same abort check and `mkdtemp` as `createTempDir`, then the empty file, with no checkpoint in
+   * between, as in Node. `undefined` when the two-request path must be taken.
+   */
+  async #createTempFileAtOnce(name: string, context: Context): Promise<Result<string, FileError> | undefined> {
+    let info: RemoteInfo;
+    try {
+      info = await this.#connection.info();
+    } catch {
+      return undefined;
+    }
+    const plain = name !== "." && name !== ".." && !hasNulByte(name) && basenameOnAgent(info, name) === name;
+    if (!info.features.includes(MKDTEMP_FILE_FEATURE) || !plain || /[\\/]/.test(name)) return undefined;
+    if (isAborted(context.abortSignal)) return this.#fail(abortedError(undefined));
+    const template = joinOnAgent(info, [info.tmpdir, "tmp-"]);
+    try {
+      const reply = await this.#connection.request("mkdtemp", { path: template, file: name });
+      return ok(stringField(reply.json, "file"));
+    } catch (error) {
+      // The directory's failure names its template; the file's names the file (the agent's error carries both).
+      return this.#fail(toFileError(error));
     }
   }
 

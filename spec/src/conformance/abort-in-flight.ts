@@ -5,7 +5,7 @@
  * aborts, then opens the other end so the open completes — only the checkpoint after the open can see the abort.
  */
 import type { Context, ExecutionEnv } from "@outpost/sdk";
-import { abortable, assert, at, fails, live, run, script } from "./support.js";
+import { abortable, assert, at, fails, live, run, script, value } from "./support.js";
 import type { Define, Setup } from "./types.js";
 
 /**
@@ -39,6 +39,48 @@ export function abortInFlightCases(setup: Setup, define: Define): void {
     assert.equal(other.exitCode, 0, `the other end of the FIFO: ${other.stderr}`);
     return { result: await pending, otherEndOutput: other.stdout };
   }
+
+  define(
+    "an abort while writeFile is blocked writing a piece lets that piece finish and writes no piece after it",
+    "W1 W9 A3",
+    async (env) => {
+      const piece = 512 * 1024;
+      const content = new Uint8Array(16 * piece).map((_, index) => (index * 7 + (index >> 19)) & 0xff);
+      await script(setup, env, "mkfifo fifo");
+      // A reader that takes the first two pieces, then stops reading (keeping the FIFO open, so the writer blocks
+      // in the middle of a piece, not on a closed pipe) until told to drain the rest. The abort comes once it has
+      // the two pieces: the writer is then in the third or at its checkpoint, and cannot finish all 16 before the
+      // drain, which an agent starts only after the cancels that precede it on the wire.
+      const reader = run(env, [
+        shell,
+        flag,
+        "exec 3<fifo; head -c 1048576 <&3 >first; until [ -e go ]; do sleep 0.01; done; cat <&3 >rest",
+      ]);
+      const { context, controller } = abortable();
+      const pending = env.writeFile("fifo", content, context);
+      await script(
+        setup,
+        env,
+        [
+          "i=0",
+          "until [ -s first ] && [ $(wc -c <first) -eq 1048576 ]; do",
+          "  i=$((i+1)); [ $i -ge 1000 ] && { echo 'the reader never got two pieces' >&2; exit 1; }",
+          "  sleep 0.01",
+          "done",
+        ].join("\n"),
+      );
+      controller.abort();
+      await script(setup, env, ": > go");
+      fails(await pending, "aborted", "writeFile", at(env, "fifo"));
+      assert.equal((await reader).exitCode, 0, "the reader");
+      const first = value(await env.readBinaryFile("first", live), "first");
+      const rest = value(await env.readBinaryFile("rest", live), "rest");
+      const total = first.length + rest.length;
+      assert.equal(total % piece, 0, `${total} bytes: whole pieces only`);
+      assert.ok(total >= 2 * piece && total < content.length, `${total / piece} pieces of 16`);
+      assert.deepEqual(Buffer.concat([first, rest]), Buffer.from(content.subarray(0, total)), "a prefix");
+    },
+  );
 
   define(
     "an abort while openTextLineReader or readTextLines is opening the file fails aborted after the open",

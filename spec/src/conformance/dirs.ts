@@ -4,7 +4,7 @@ import type { Define, Setup } from "./types.js";
 
 /** Registers the directory cases. */
 export function dirCases(setup: Setup, define: Define): void {
-  define("listDir lists names in byte order with their metadata", "D1 D2 I1 I2 I3 I4", async (env) => {
+  define("listDir lists names in byte order with their metadata", "D1 D2 D9 I1 I2 I3 I4", async (env) => {
     const order = ["C", "Z", "_x", "a", "a2", "b", "é", "😀", "～"];
     for (const name of [...order].reverse()) await put(env, `d/${name}`, name);
     value(await env.createDir("d/sub", undefined, live), "createDir");
@@ -22,12 +22,16 @@ export function dirCases(setup: Setup, define: Define): void {
     assert.deepEqual(value(await env.listDir("d/sub", live), "empty"), []);
   });
 
-  define("listDir fails not_found, not_directory and aborted with the directory's path", "D1 E2 E4 A3", async (env) => {
-    await put(env, "f.txt", "x");
-    fails(await env.listDir("missing", live), "not_found", "missing", at(env, "missing"));
-    fails(await env.listDir("f.txt", live), "not_directory", "file", at(env, "f.txt"));
-    fails(await env.listDir("", aborted()), "aborted", "aborted", env.cwd);
-  });
+  define(
+    "listDir fails not_found, not_directory and aborted with the directory's path",
+    "D1 D9 E2 E4 A3",
+    async (env) => {
+      await put(env, "f.txt", "x");
+      fails(await env.listDir("missing", live), "not_found", "missing", at(env, "missing"));
+      fails(await env.listDir("f.txt", live), "not_directory", "file", at(env, "f.txt"));
+      fails(await env.listDir("", aborted()), "aborted", "aborted", env.cwd);
+    },
+  );
 
   if (setup.symlinks) {
     define("listDir reports symlinks without following them", "D1 I1", async (env) => {

@@ -99,25 +99,48 @@ export function tempCases(setup: Setup, define: Define): void {
     },
   );
 
-  define("createTempFile makes an empty file <prefix><uuid><suffix> in a fresh tmp- directory", "T3", async (env) => {
-    const tmpdir = await tmpdirOf(env, flavour);
-    const plain = value(await env.createTempFile(undefined, live), "no options");
-    const named = value(await env.createTempFile({ prefix: "out-", suffix: ".log" }, live), "prefix and suffix");
-    try {
-      assert.match(plain, new RegExp(`^${regexQuote(tmpdir)}${sep}tmp-${alnum6}${sep}${uuid}$`));
-      assert.match(named, new RegExp(`^${regexQuote(tmpdir)}${sep}tmp-${alnum6}${sep}out-${uuid}\\.log$`));
-      assert.notEqual(flavour.dirname(plain), flavour.dirname(named), "every call has its own directory");
-      const info = value(await env.fileInfo(plain, live), "fileInfo");
-      assert.deepEqual([info.kind, info.size], ["file", 0]);
-      assert.deepEqual(
-        value(await env.listDir(flavour.dirname(named), live), "listDir").map((entry) => entry.name),
-        [flavour.basename(named)],
-      );
-    } finally {
-      await env.remove(flavour.dirname(plain), { recursive: true, force: true }, live);
-      await env.remove(flavour.dirname(named), { recursive: true, force: true }, live);
-    }
-  });
+  define(
+    "createTempFile makes an empty file <prefix><uuid><suffix> in a fresh tmp- directory",
+    "T3 T5",
+    async (env) => {
+      const tmpdir = await tmpdirOf(env, flavour);
+      const plain = value(await env.createTempFile(undefined, live), "no options");
+      const named = value(await env.createTempFile({ prefix: "out-", suffix: ".log" }, live), "prefix and suffix");
+      try {
+        assert.match(plain, new RegExp(`^${regexQuote(tmpdir)}${sep}tmp-${alnum6}${sep}${uuid}$`));
+        assert.match(named, new RegExp(`^${regexQuote(tmpdir)}${sep}tmp-${alnum6}${sep}out-${uuid}\\.log$`));
+        assert.notEqual(flavour.dirname(plain), flavour.dirname(named), "every call has its own directory");
+        const info = value(await env.fileInfo(plain, live), "fileInfo");
+        assert.deepEqual([info.kind, info.size], ["file", 0]);
+        assert.deepEqual(
+          value(await env.listDir(flavour.dirname(named), live), "listDir").map((entry) => entry.name),
+          [flavour.basename(named)],
+        );
+      } finally {
+        await env.remove(flavour.dirname(plain), { recursive: true, force: true }, live);
+        await env.remove(flavour.dirname(named), { recursive: true, force: true }, live);
+      }
+    },
+  );
+
+  define(
+    "createTempFile whose file cannot be created fails naming the file and leaves its directory",
+    "T3 T5",
+    async (env) => {
+      const tmpdir = await tmpdirOf(env, flavour);
+      const prefix = "n".repeat(300);
+      const error = fails(await env.createTempFile({ prefix }, live), "unknown", "a name too long");
+      const path = String(error.path);
+      assert.match(path, new RegExp(`^${regexQuote(tmpdir)}${sep}tmp-${alnum6}${sep}${prefix}${uuid}$`), "the file");
+      if (!setup.windows) assert.match(error.message, /ENAMETOOLONG/);
+      const left = flavour.dirname(path);
+      try {
+        assert.deepEqual(value(await env.listDir(left, live), "the tmp- directory stays, empty"), []);
+      } finally {
+        await env.remove(left, { recursive: true, force: true }, live);
+      }
+    },
+  );
 
   define(
     "createTempFile with a prefix naming a missing directory fails and leaves its directory",
