@@ -12,6 +12,17 @@ export {
   readManifest,
 } from "./agent-binary.js";
 export { type AgentProcess, Connection, type ConnectionOptions, type RemoteInfo } from "./connection.js";
+export {
+  ContainerConnection,
+  type ContainerConnectOptions,
+  type ContainerEnvOptions,
+  ContainerExecutionEnv,
+  connectContainer,
+  containerConnection,
+} from "./container/connect.js";
+export type { ContainerPlatform, DeployedAgent as ContainerDeployedAgent } from "./container/deploy.js";
+export type { EngineKind } from "./container/engine.js";
+export { ContainerError, type ContainerErrorCode } from "./container/errors.js";
 export * from "./errors.js";
 export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./host-errors.js";
 export type { ListFilesOptions, ListFilesResult } from "./list-files.js";
