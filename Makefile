@@ -7,7 +7,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
+.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean test-containers
 
 ## setup: install the Go modules and npm packages the build and tests need
 setup: node_modules/.package-lock.json
@@ -115,3 +115,11 @@ nightly-summary: setup
 
 clean:
 	rm -rf sdk/dist sdk/bin
+
+## test-containers: connectContainer against real Podman (podman, runc, busybox-static; storage under .cache/podman):
+## the fixture, the engine argv (kubectl: checked, not run), the end-to-end cases, the conformance suite and the
+## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out)
+test-containers: agent
+	OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
+		sdk/test/container.e2e.test.ts spec/test/conformance-container.test.ts \
+		$$(grep -l 'propertyFixture()' properties/*.test.ts)

@@ -16,6 +16,8 @@ import { dirname, join } from "node:path";
 import {
   acceptHostKey,
   Connection,
+  type ContainerConnection,
+  containerConnection,
   type ExecutionEnv,
   getOrThrow,
   LocalExecutionEnv,
@@ -27,6 +29,7 @@ import {
 } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, beforeAll, expect } from "vitest";
+import { type Podman, startPodman } from "../sdk/test/fixtures/podman.js";
 import { isolateHome, type Sshd, startSshd } from "../sdk/test/fixtures/sshd.js";
 import { markedArgv, markerEnv, newProcessMarker, waitForNoLeftovers } from "../spec/test/processes.js";
 import { Normalizer, type Spellings } from "./normalize.js";
@@ -207,8 +210,51 @@ export function sshTarget(): Target {
   };
 }
 
-/** The Outpost envs compared with the reference. */
+/**
+ * `RemoteExecutionEnv` in a Podman container: the busybox root filesystem plus the host's bash (the shell string
+ * commands run with on Linux), the sandbox mounted at its own path, the agent deployed by the first start and
+ * carrying the sandbox's `TMPDIR` and the file's marker.
+ */
+export function containerTarget(): Target {
+  let podman: Podman | undefined;
+  let name: string | undefined;
+  let connection: ContainerConnection | undefined;
+  let agentEnv: Record<string, string> = {};
+  return {
+    ...reusedEnv(
+      "RemoteExecutionEnv in a container",
+      (root) => {
+        if (name === undefined) throw new Error("the container target was not prepared");
+        connection = getOrThrow(containerConnection(name, { engine: "podman", env: agentEnv }));
+        return new RemoteExecutionEnv({
+          connection,
+          id: "outpost:properties-container",
+          cwd: root,
+          shellEnv: markedShellEnv,
+        });
+      },
+      async () => {
+        try {
+          await connection?.close();
+        } finally {
+          await podman?.dispose();
+        }
+      },
+    ),
+    async prepare(sandbox) {
+      podman = await startPodman();
+      name = await podman.start({ rootfs: "busybox", bash: true, mounts: [sandbox.base] });
+      agentEnv = { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value };
+    },
+  };
+}
+
+/**
+ * The Outpost envs compared with the reference: the local agent, the pipe and SSH; under `make test-containers`
+ * (OUTPOST_CONTAINERS=1) the container instead, so each property runs once per target across the two runs.
+ */
 export function outpostTargets(): Target[] {
+  if (process.env.OUTPOST_CONTAINERS === "1") return [containerTarget()];
   return [localTarget(), remoteTarget(), sshTarget()];
 }
 

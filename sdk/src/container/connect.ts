@@ -23,7 +23,10 @@ export interface ContainerConnectOptions {
   user?: string;
   /** The agent's working directory in the container (`exec --workdir`; not with kubectl). */
   workdir?: string;
-  /** Variables set in the agent's environment (its commands inherit them). */
+  /**
+   * Variables set in the agent's environment (its commands inherit them), and in the deployment's commands, so a
+   * `HOME` given here also decides where the agent is deployed.
+   */
   env?: Record<string, string>;
   /** The agent binary to deploy (default: the SDK's packaged agent for the container's platform). */
   agentBinary?: string;
@@ -56,11 +59,11 @@ interface StartState {
  * `target` as the engine addresses it: a container name or id; for kubectl `pod` or `pod/container` (the
  * namespace goes in `engineArgs` as `-n`).
  */
-function engineTarget(kind: EngineKind, target: string, options: ContainerConnectOptions): EngineTarget {
+export function engineTarget(kind: EngineKind, target: string, options: ContainerConnectOptions): EngineTarget {
   if (typeof target !== "string" || target === "" || target.startsWith("-")) {
     throw new ContainerError("invalid", `Invalid container: ${JSON.stringify(target)}`);
   }
-  const base = { kind, program: kind, engineArgs: [...(options.engineArgs ?? [])] };
+  const base = { kind, program: kind, engineArgs: [...(options.engineArgs ?? [])], env: { ...options.env } };
   if (kind !== "kubectl") return { ...base, container: target, user: options.user, workdir: options.workdir };
   if (options.user !== undefined || options.workdir !== undefined) {
     throw new ContainerError("invalid", "kubectl exec has no --user or --workdir: leave user and workdir unset");
@@ -155,7 +158,7 @@ async function launch(
     state.platform = await detectPlatform(target);
     state.deployed = await deployInto(target, state.platform, options.agentBinary);
   }
-  const argv = execArgv(target, [state.deployed.path, ...args], { env: options.env, workdir: true });
+  const argv = execArgv(target, [state.deployed.path, ...args], { workdir: true });
   return spawn(argv[0], argv.slice(1), { stdio: "pipe", windowsHide: true });
 }
 

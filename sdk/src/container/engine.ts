@@ -27,6 +27,8 @@ export interface EngineTarget {
   user?: string;
   /** Podman/Docker `--workdir` of the agent. */
   workdir?: string;
+  /** Variables of every command run in the container (the agent's, and the bootstrap's, which see its HOME). */
+  env?: Record<string, string>;
 }
 
 /** Whether `program` names an executable: a path, or a name in a PATH directory. */
@@ -59,15 +61,15 @@ export function resolveEngine(asked: EngineKind | "auto"): EngineKind {
 }
 
 /**
- * The argv that runs `command` in the container with stdin attached and no TTY. `env` goes to the command
- * (kubectl, which has no `--env`, through `env NAME=VALUE…` in the container).
+ * The argv that runs `command` in the container with stdin attached and no TTY, with the target's `env` (kubectl,
+ * which has no `--env`, through `env NAME=VALUE…` in the container) and, for the agent, its `workdir`.
  */
 export function execArgv(
   target: EngineTarget,
   command: readonly string[],
-  options: { env?: Record<string, string>; workdir?: boolean } = {},
+  options: { workdir?: boolean } = {},
 ): string[] {
-  const env = Object.entries(options.env ?? {}).map(([name, value]) => `${name}=${value}`);
+  const env = Object.entries(target.env ?? {}).map(([name, value]) => `${name}=${value}`);
   if (target.kind === "kubectl") {
     const pod = target.podContainer === undefined ? [target.container] : [target.container, "-c", target.podContainer];
     const withEnv = env.length === 0 ? command : ["env", ...env, ...command];
