@@ -5,21 +5,16 @@
  * remote shell unquoted. Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
-import { createHash, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { type AgentManifest, packagedAgent, readManifest } from "../agent-binary.js";
+import { randomBytes } from "node:crypto";
+import { type AgentManifest, readManifest } from "../agent-binary.js";
+import { agentFor, agentPathUnder, type LocalAgent } from "../agent-deploy.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess } from "./remote-access.js";
 import { afterMarker, shellQuote } from "./remote-command.js";
 import { windowsAgentPaths } from "./windows.js";
 
-/** The local agent binary to deploy and its SHA-256. */
-export interface LocalAgent {
-  path: string;
-  sha256: string;
-  size: number;
-}
+export type { LocalAgent } from "../agent-deploy.js";
 
 /** Options of deployment. */
 export interface DeployOptions {
@@ -38,11 +33,6 @@ export interface DeployedAgent {
   uploaded: boolean;
 }
 
-async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
-  const bytes = await readFile(path);
-  return { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length };
-}
-
 /**
  * The agent for `platform`: `agentBinary` if given; else the SDK's packaged binary (`make dist` for every platform,
  * `make build` for this machine's). Its hash is computed from the bytes themselves; where `bin/manifest.json` lists
@@ -54,24 +44,11 @@ export async function localAgent(
   options: DeployOptions = {},
   manifest: () => AgentManifest | undefined = readManifest,
 ): Promise<LocalAgent> {
-  const target = `${platform.platform}-${platform.arch}`;
-  let path: string;
   try {
-    path = options.agentBinary ?? packagedAgent(platform.platform, platform.arch);
+    return await agentFor(platform, options.agentBinary, manifest);
   } catch (error) {
-    throw new SshError("deploy", `No Outpost agent for ${target}: run \`make dist\``, error);
+    throw new SshError("deploy", (error as Error).message, (error as Error).cause ?? error);
   }
-  const { sha256, size } = await hashOf(path).catch((error: Error) => {
-    throw new SshError("deploy", `Cannot read the agent ${path}: ${error.message}`, error);
-  });
-  const listed = options.agentBinary === undefined ? manifest()?.agents[target] : undefined;
-  if (listed !== undefined && listed.sha256 !== sha256) {
-    throw new SshError(
-      "deploy",
-      `The agent ${path} (sha256 ${sha256}) does not match bin/manifest.json (${listed.sha256}); run \`make dist\``,
-    );
-  }
-  return { path, sha256, size };
 }
 
 const HASH_MARKER = "OUTPOST-HASH";
@@ -105,8 +82,7 @@ export async function remoteHash(remote: RemoteAccess, path: string): Promise<st
 
 /** The remote directory and file name the agent with `sha256` lives under. */
 export function remoteAgentPath(platform: RemotePlatform, sha256: string): string {
-  const home = platform.home.replace(/\/+$/, "");
-  return `${home}/.outpost/bin/outpost-${sha256}`;
+  return agentPathUnder(platform.home, sha256);
 }
 
 /** Hashes a remote file: `"missing"` if there is no such regular file. */
