@@ -8,6 +8,7 @@ const containerFiles = [
   "sdk/test/podman-fixture.test.ts",
   "sdk/test/container*.test.ts",
   "spec/test/*container*.test.ts",
+  "cli/test/*container*.test.ts",
 ];
 const containers = process.env.OUTPOST_CONTAINERS === "1";
 

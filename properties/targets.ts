@@ -210,9 +210,18 @@ export function sshTarget(): Target {
   };
 }
 
+/** This process's locale variables: the reference's commands inherit them, so the container's agent gets them. */
+function localeOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const names = Object.keys(env).filter((name) => name === "LANG" || name === "LANGUAGE" || name.startsWith("LC_"));
+  return Object.fromEntries(names.flatMap((name) => (env[name] ? [[name, env[name] as string]] : [])));
+}
+
+/** The host commands the property operations run beyond coreutils, which the `dash` root filesystem has. */
+const PROPERTY_COMMANDS = ["kill"];
+
 /**
- * `RemoteExecutionEnv` in a Podman container: the busybox root filesystem plus the host's bash (the shell string
- * commands run with on Linux), the sandbox mounted at its own path, the agent deployed by the first start and
+ * `RemoteExecutionEnv` in a Podman container: the `dash` root filesystem (this machine's sh and coreutils) plus its
+ * bash and the commands above, the sandbox mounted at its own path, the agent deployed by the first start and
  * carrying the sandbox's `TMPDIR` and the file's marker.
  */
 export function containerTarget(): Target {
@@ -243,8 +252,15 @@ export function containerTarget(): Target {
     ),
     async prepare(sandbox) {
       podman = await startPodman();
-      name = await podman.start({ rootfs: "busybox", bash: true, mounts: [sandbox.base] });
-      agentEnv = { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value };
+      // The reference runs on this machine, so the container gets its userland: its dash as sh, its bash and the
+      // GNU tools the operations run (busybox's print other messages, and busybox sh runs its own applets).
+      name = await podman.start({
+        rootfs: "dash",
+        bash: true,
+        hostCommands: PROPERTY_COMMANDS,
+        mounts: [sandbox.base],
+      });
+      agentEnv = { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value, ...localeOf(process.env) };
     },
   };
 }

@@ -43,7 +43,7 @@ function deployedPath(env: ContainerExecutionEnv): string {
   return deployed.path;
 }
 
-describe("connectContainer with podman", () => {
+describe("connectContainer with podman", { timeout: 120_000 }, () => {
   it("deploys into a fresh busybox container under $HOME, and the next connection only verifies", async () => {
     const { name, env } = await connected({ rootfs: "busybox" });
     expect(env.platform).toMatchObject({ platform: "linux", shell: true, dir: "/root/.outpost/bin" });

@@ -29,6 +29,8 @@ const exempt: Record<string, string> = {
   SSH3: "ssh config reading, not an env method (sdk/test/ssh-config.test.ts, against ssh -G)",
   SSH4: "host keys and keepalives of SSH hops, not an env method (sdk/test/ssh.e2e.test.ts)",
   SSH5: "deployment to Windows over SSH, not an env method (tools/windows/ssh-windows.e2e.test.ts, under Wine)",
+  CT1: "deployment into a container, not an env method (sdk/test/container.e2e.test.ts)",
+  CT2: "stopping or removing a container under a live agent (sdk/test/container.e2e.test.ts)",
 };
 
 function ruleIds(): string[] {

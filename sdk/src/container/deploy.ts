@@ -1,5 +1,5 @@
 /**
- * The agent inside a container, by content hash (spec/semantics.md C1): the container's system found with `uname`,
+ * The agent inside a container, by content hash (spec/semantics.md CT1): the container's system found with `uname`,
  * the agent for it copied to `$HOME/.outpost/bin/outpost-<sha256>` — or `/tmp/.outpost/bin/…` where that is not
  * possible — and its SHA-256 checked before every start. A missing, truncated or tampered copy is replaced; a copy
  * that does not verify is never run.
