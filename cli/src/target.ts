@@ -15,7 +15,7 @@ import {
   type SshConnectOptions,
   type SshTargetOptions,
 } from "@outpost/sdk";
-import { CliFailure } from "./exit.js";
+import { CliFailure, sshFailed, usage } from "./exit.js";
 
 /** The global options that say how to reach an SSH target. */
 export interface TargetFlags {
@@ -83,7 +83,7 @@ export function parseContainerTarget(target: string): ContainerTarget | undefine
 }
 
 function usageOf(target: string): CliFailure {
-  return new CliFailure(
+  return usage(
     `${target}: expected podman://<container>, docker://<container> or kubectl://[namespace/]pod[/container]`,
   );
 }
@@ -125,10 +125,7 @@ export async function openTarget(
     agentBinary: flags.agentBinary,
     cwd: flags.cwd,
   });
-  if (!opened.ok) {
-    const hint = opened.error.code === "host_key_unknown" ? ` (run \`outpost hosts scan ${target}\`, then accept)` : "";
-    throw new CliFailure(`${target}: ${opened.error.message}${hint}`);
-  }
+  if (!opened.ok) throw sshFailed(target, target, opened.error);
   const env = opened.value;
   return {
     target,
@@ -148,7 +145,7 @@ async function openContainer(target: string, parsed: ContainerTarget, flags: Tar
     agentBinary: flags.agentBinary,
     cwd: flags.cwd,
   });
-  if (!opened.ok) throw new CliFailure(`${target}: ${opened.error.message}`);
+  if (!opened.ok) throw new CliFailure(`${target}: ${opened.error.message}`, opened.error.code);
   const env = opened.value;
   return {
     target,

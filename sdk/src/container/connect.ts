@@ -5,10 +5,10 @@
  * `container_not_running` / `container_not_found`.
  */
 import { spawn } from "node:child_process";
-import { type AgentProcess, Connection } from "../connection.js";
-import type { HostErrorClasses } from "../host-errors.js";
-import { RemoteExecutionEnv } from "../remote-env.js";
-import { err, ok, type Result } from "../result.js";
+import type { HostErrorClasses } from "../contract/host-errors.js";
+import { err, ok, type Result } from "../contract/result.js";
+import { RemoteExecutionEnv } from "../env/remote-env.js";
+import { type AgentProcess, Connection } from "../wire/connection.js";
 import { type ContainerPlatform, type DeployedAgent, deployInto, detectPlatform } from "./deploy.js";
 import { type EngineKind, type EngineTarget, execArgv, resolveEngine } from "./engine.js";
 import { asContainerError, ContainerError } from "./errors.js";

@@ -10,7 +10,14 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { type AgentTarget, agentArch, agentFileName, agentFor, type LocalAgent, sha256In } from "../agent-deploy.js";
+import {
+  type AgentTarget,
+  agentArch,
+  agentFileName,
+  agentFor,
+  type LocalAgent,
+  sha256In,
+} from "../env/agent-deploy.js";
 import {
   commandError,
   copyInArgv,

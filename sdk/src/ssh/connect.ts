@@ -5,10 +5,10 @@
  * SHA-256 and only then runs it.
  */
 import type { ClientChannel } from "ssh2";
-import { type AgentProcess, Connection } from "../connection.js";
-import type { HostErrorClasses } from "../host-errors.js";
-import { RemoteExecutionEnv } from "../remote-env.js";
-import { err, ok, type Result } from "../result.js";
+import type { HostErrorClasses } from "../contract/host-errors.js";
+import { err, ok, type Result } from "../contract/result.js";
+import { RemoteExecutionEnv } from "../env/remote-env.js";
+import { type AgentProcess, Connection } from "../wire/connection.js";
 import { SshAgentProcess } from "./agent-process.js";
 import { type OpenRoute, openRoute } from "./client.js";
 import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
@@ -19,7 +19,14 @@ import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { ssh2Call } from "./ssh2-call.js";
-import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
+import {
+  checkIdentityFiles,
+  parseTarget,
+  type Route,
+  resolveRoute,
+  type SshTargetOptions,
+  validateTargetOptions,
+} from "./target.js";
 import { windowsAgentPaths, windowsLaunchCommand } from "./windows.js";
 
 /** Options of {@link sshConnection} and {@link connectSsh}. */
@@ -130,6 +137,8 @@ async function launchOverOpenssh(
   args: readonly string[],
 ): Promise<AgentProcess> {
   const route = await resolveRoute(target, options);
+  // The scan below sends no key; the files ssh will offer are checked here, before any connection.
+  await checkIdentityFiles(options);
   const last = route.hops[route.hops.length - 1];
   const key = await scanRoute(route, options).catch((error: unknown) => {
     if (error instanceof SshError && (error.code === "connect" || error.code === "auth")) return undefined;

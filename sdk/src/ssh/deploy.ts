@@ -6,15 +6,15 @@
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
 import { randomBytes } from "node:crypto";
-import { type AgentManifest, readManifest } from "../agent-binary.js";
-import { agentFor, agentPathUnder, type LocalAgent } from "../agent-deploy.js";
+import { type AgentManifest, readManifest } from "../env/agent-binary.js";
+import { agentFor, agentPathUnder, type LocalAgent } from "../env/agent-deploy.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess } from "./remote-access.js";
 import { afterMarker, shellQuote } from "./remote-command.js";
 import { windowsAgentPaths } from "./windows.js";
 
-export type { LocalAgent } from "../agent-deploy.js";
+export type { LocalAgent } from "../env/agent-deploy.js";
 
 /** Options of deployment. */
 export interface DeployOptions {
