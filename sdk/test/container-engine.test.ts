@@ -11,6 +11,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { needTool } from "../../tools/system-tools.js";
 import { engineTarget } from "../src/container/connect.js";
 import { classify, copyInArgv, copyOutArgv, execArgv, hostPlatformArgv } from "../src/container/engine.js";
 import { firstFileOf, tarOfFile } from "../src/container/tar.js";
@@ -59,13 +60,8 @@ describe("kubectl argv (checked against the documented forms, not run: no cluste
   });
 
   it("kubectl's own help documents the forms and flags used (kubectl: Debian's kubernetes-client)", () => {
-    const help = (command: string) => {
-      try {
-        return execFileSync("kubectl", [command, "--help"], { encoding: "utf8" });
-      } catch (error) {
-        throw new Error(`this check needs kubectl on the PATH: ${(error as Error).message}`);
-      }
-    };
+    const kubectl = needTool("kubectl");
+    const help = (command: string) => execFileSync(kubectl, [command, "--help"], { encoding: "utf8" });
     const exec = help("exec");
     expect(exec).toMatch(/-i, --stdin/);
     expect(exec).toMatch(/-c, --container/);

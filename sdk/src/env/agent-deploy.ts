@@ -5,7 +5,7 @@
  * remote hashes them is each transport's own business.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { type AgentManifest, packagedAgent, readManifest } from "./agent-binary.js";
 
 /** A system the agent is built for, in the SDK's naming (`make dist` targets). */
@@ -29,6 +29,20 @@ export function agentArch(raw: string): AgentTarget["arch"] | undefined {
   return undefined;
 }
 
+/** Hashes of local binaries by path, size, mtime and inode: an SSH connect hashes every packaged agent. */
+const hashes = new Map<string, { key: string; sha256: string; size: number }>();
+
+async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
+  const info = await stat(path);
+  const key = `${info.size}:${info.mtimeMs}:${info.ino}`;
+  const cached = hashes.get(path);
+  if (cached?.key === key) return { sha256: cached.sha256, size: cached.size };
+  const bytes = await readFile(path);
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  hashes.set(path, { key, sha256, size: bytes.length });
+  return { sha256, size: bytes.length };
+}
+
 /**
  * The agent for `target`: `agentBinary` if given; else the SDK's packaged binary (`make dist` for every platform,
  * `make build` for this machine's). Its hash is computed from the bytes themselves; where `bin/manifest.json` lists
@@ -47,20 +61,20 @@ export async function agentFor(
   } catch (error) {
     throw new Error(`No Outpost agent for ${name}: run \`make dist\``, { cause: error });
   }
-  let bytes: Buffer;
+  let hashed: { sha256: string; size: number };
   try {
-    bytes = await readFile(path);
+    hashed = await hashOf(path);
   } catch (error) {
     throw new Error(`Cannot read the agent ${path}: ${(error as Error).message}`, { cause: error });
   }
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const { sha256, size } = hashed;
   const listed = agentBinary === undefined ? manifest()?.agents[name] : undefined;
   if (listed !== undefined && listed.sha256 !== sha256) {
     throw new Error(
       `The agent ${path} (sha256 ${sha256}) does not match bin/manifest.json (${listed.sha256}); run \`make dist\``,
     );
   }
-  return { path, sha256, size: bytes.length };
+  return { path, sha256, size };
 }
 
 /** The deployed agent's file name: content-addressed, so two versions never share a name. */
