@@ -140,6 +140,7 @@ clean:
 ## the fixture, the engine argv (kubectl: checked, not run), the end-to-end cases, the conformance suite and the
 ## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out)
 test-containers: agent cli
+	@tools/system-deps.sh containers
 	OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
 		sdk/test/container.e2e.test.ts spec/test/conformance-container.test.ts cli/test/cli-container.e2e.test.ts \
 		$$(grep -l 'propertyFixture()' properties/*.test.ts)
