@@ -155,7 +155,15 @@ describe("connectContainer with podman", { timeout: 120_000 }, () => {
 
   it("a removed container fails container_not_found; recreated under the same name, the agent is deployed again", async () => {
     const { name, env } = await connected({ rootfs: "busybox" });
+    // A command running across the removal: its failure shows the connection's loss was seen, so the next call
+    // starts the agent again (a call made before the loss is seen would fail as lost without a start).
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const pending = env.exec("echo started; exec sleep 600", { onOutput: () => started() }, none);
+    await running;
     await podman.remove(name);
+    const lost = await pending;
+    expect(lost.ok ? "finished" : lost.error.code).toBe("unknown");
     const gone = await env.fileInfo("/", none);
     expect(gone.ok).toBe(false);
     expect(env.connection.lastStartError()?.code).toBe("container_not_found");
