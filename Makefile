@@ -12,7 +12,7 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan bench-wan clean
+.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary test-wan bench-wan clean test-containers
 
 ## setup: everything the build and the tests need: the npm packages and Go modules (`deps`) and the Debian packages
 ## of the test suites (`system-deps`)
@@ -147,3 +147,12 @@ bench-wan: agent
 
 clean:
 	rm -rf sdk/dist sdk/bin
+
+## test-containers: connectContainer against real Podman (podman, runc, busybox-static; storage under .cache/podman):
+## the fixture, the engine argv (kubectl: checked, not run), the end-to-end cases, the conformance suite and the
+## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out)
+test-containers: agent cli
+	@tools/system-deps.sh containers
+	OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
+		sdk/test/container.e2e.test.ts spec/test/conformance-container.test.ts cli/test/cli-container.e2e.test.ts \
+		$$(grep -l 'propertyFixture()' properties/*.test.ts)

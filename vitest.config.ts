@@ -1,7 +1,16 @@
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** `make test-containers` sets OUTPOST_CONTAINERS=1: the Podman files run there, and only there. */
+const containerFiles = [
+  "sdk/test/podman-fixture.test.ts",
+  "sdk/test/container*.test.ts",
+  "spec/test/*container*.test.ts",
+  "cli/test/*container*.test.ts",
+];
+const containers = process.env.OUTPOST_CONTAINERS === "1";
 
 export default defineConfig({
   resolve: {
@@ -22,6 +31,7 @@ export default defineConfig({
       "integrations/*/test/**/*.test.ts",
       "tools/test/**/*.test.ts",
     ],
+    exclude: [...configDefaults.exclude, ...(containers ? [] : containerFiles)],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 30_000,

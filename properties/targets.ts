@@ -16,6 +16,8 @@ import { dirname, join } from "node:path";
 import {
   acceptHostKey,
   Connection,
+  type ContainerConnection,
+  containerConnection,
   type ExecutionEnv,
   getOrThrow,
   LocalExecutionEnv,
@@ -27,6 +29,7 @@ import {
 } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, beforeAll, expect } from "vitest";
+import { type Podman, startPodman } from "../sdk/test/fixtures/podman.js";
 import { isolateHome, type Sshd, startSshd } from "../sdk/test/fixtures/sshd.js";
 import { markedArgv, markerEnv, newProcessMarker, waitForNoLeftovers } from "../spec/test/processes.js";
 import { Normalizer, type Spellings } from "./normalize.js";
@@ -207,8 +210,67 @@ export function sshTarget(): Target {
   };
 }
 
-/** The Outpost envs compared with the reference. */
+/** This process's locale variables: the reference's commands inherit them, so the container's agent gets them. */
+function localeOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const names = Object.keys(env).filter((name) => name === "LANG" || name === "LANGUAGE" || name.startsWith("LC_"));
+  return Object.fromEntries(names.flatMap((name) => (env[name] ? [[name, env[name] as string]] : [])));
+}
+
+/** The host commands the property operations run beyond coreutils, which the `dash` root filesystem has. */
+const PROPERTY_COMMANDS = ["kill"];
+
+/**
+ * `RemoteExecutionEnv` in a Podman container: the `dash` root filesystem (this machine's sh and coreutils) plus its
+ * bash and the commands above, the sandbox mounted at its own path, the agent deployed by the first start and
+ * carrying the sandbox's `TMPDIR` and the file's marker.
+ */
+export function containerTarget(): Target {
+  let podman: Podman | undefined;
+  let name: string | undefined;
+  let connection: ContainerConnection | undefined;
+  let agentEnv: Record<string, string> = {};
+  return {
+    ...reusedEnv(
+      "RemoteExecutionEnv in a container",
+      (root) => {
+        if (name === undefined) throw new Error("the container target was not prepared");
+        connection = getOrThrow(containerConnection(name, { engine: "podman", env: agentEnv }));
+        return new RemoteExecutionEnv({
+          connection,
+          id: "outpost:properties-container",
+          cwd: root,
+          shellEnv: markedShellEnv,
+        });
+      },
+      async () => {
+        try {
+          await connection?.close();
+        } finally {
+          await podman?.dispose();
+        }
+      },
+    ),
+    async prepare(sandbox) {
+      podman = await startPodman();
+      // The reference runs on this machine, so the container gets its userland: its dash as sh, its bash and the
+      // GNU tools the operations run (busybox's print other messages, and busybox sh runs its own applets).
+      name = await podman.start({
+        rootfs: "dash",
+        bash: true,
+        hostCommands: PROPERTY_COMMANDS,
+        mounts: [sandbox.base],
+      });
+      agentEnv = { TMPDIR: sandbox.tmp, [processMarker.name]: processMarker.value, ...localeOf(process.env) };
+    },
+  };
+}
+
+/**
+ * The Outpost envs compared with the reference: the local agent, the pipe and SSH; under `make test-containers`
+ * (OUTPOST_CONTAINERS=1) the container instead, so each property runs once per target across the two runs.
+ */
 export function outpostTargets(): Target[] {
+  if (process.env.OUTPOST_CONTAINERS === "1") return [containerTarget()];
   return [localTarget(), remoteTarget(), sshTarget()];
 }
 

@@ -4,14 +4,14 @@
  * remote command's code (130 when Ctrl-C aborted it); a closed stdout ends it by SIGPIPE (docs/cli.md).
  */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { deploy } from "./commands/deploy.js";
+import { deploy, deployedIn } from "./commands/deploy.js";
 import { doctor } from "./commands/doctor.js";
 import { cat, find, get, ls, put, rm, watch } from "./commands/files.js";
 import { accept, forget, scan } from "./commands/hosts.js";
 import { runCommand } from "./commands/run.js";
 import { asFailure, EXIT, errorLine, localFileCode, usage } from "./exit.js";
 import { dieOfSigpipe, outputFailure, readerGone, watchOutput } from "./output.js";
-import { isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
+import { isContainer, isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
 
 const EXIT_CODES = `
 Exit codes: 0 ok, 1 failure, 2 usage error; exec and sh exit with the remote command's code (130 after Ctrl-C).
@@ -38,7 +38,9 @@ function commanderMessage(text: string): string {
 
 function program(): Command {
   const root = new Command("outpost")
-    .description("Run commands, move files, check hosts and deploy the Outpost agent, on this machine or over SSH.")
+    .description(
+      "Run commands, move files, check hosts and deploy the Outpost agent, on this machine, over SSH or in a container.",
+    )
     .exitOverride()
     .showHelpAfterError(USAGE_HINT)
     // Commander's own usage errors get the CLI's one-line form, code included.
@@ -57,13 +59,13 @@ function program(): Command {
     process.exitCode = (await withTarget(target, flags(command), use)) ?? EXIT.ok;
   };
   const sshOnly = (what: string, target: string) => {
-    if (isLocal(target)) throw usage(`${what} needs an SSH target, not "local"`);
+    if (isLocal(target) || isContainer(target)) throw usage(`${what} needs an SSH target, not "${target}"`);
   };
 
   root
     .command("exec")
     .description("run a program with arguments (no shell); output streams, its exit code is passed through")
-    .argument("<target>", "local or an SSH target")
+    .argument("<target>", "local, an SSH target, or podman://, docker://, kubectl:// and a container")
     .argument("<argv...>", "the program and its arguments, after --")
     .usage("<target> -- <argv...>")
     .action((target: string, argv: string[], _options, command: Command) =>
@@ -73,7 +75,7 @@ function program(): Command {
   root
     .command("sh")
     .description("run a command line in the target's shell; output streams, its exit code is passed through")
-    .argument("<target>", "local or an SSH target")
+    .argument("<target>", "local, an SSH target, or podman://, docker://, kubectl:// and a container")
     .argument("<command>", "the command line, quoted as one argument")
     .action((target: string, line: string, _options, command: Command) =>
       on(command, target, (session) => runCommand(session, line)),
@@ -185,9 +187,11 @@ function program(): Command {
 
   root
     .command("deploy")
-    .description("upload and verify the agent on an SSH target, with a progress bar")
+    .description("upload and verify the agent on an SSH target (with a progress bar) or in a container")
     .argument("<target>")
     .action(async (target: string, _options, command: Command) => {
+      // A container's agent is verified or deployed by opening it.
+      if (isContainer(target)) return on(command, target, async (session) => deployedIn(session));
       sshOnly("deploy", target);
       const given = flags(command);
       await deploy(target, { ...sshOptions(given), agentBinary: given.agentBinary });
@@ -200,7 +204,11 @@ function program(): Command {
     .option("--json", "one JSON object instead of lines")
     .action((target: string, options: { json?: boolean }, command: Command) =>
       on(command, target, (session) =>
-        doctor(session, isLocal(target) ? undefined : sshOptions(flags(command)), options.json === true),
+        doctor(
+          session,
+          isLocal(target) || isContainer(target) ? undefined : sshOptions(flags(command)),
+          options.json === true,
+        ),
       ),
     );
 

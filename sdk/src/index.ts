@@ -7,6 +7,17 @@
 // First: an older Node than Outpost supports stops here, with one message.
 import "./node-version.js";
 
+export {
+  ContainerConnection,
+  type ContainerConnectOptions,
+  type ContainerEnvOptions,
+  ContainerExecutionEnv,
+  connectContainer,
+  containerConnection,
+} from "./container/connect.js";
+export type { ContainerPlatform, DeployedAgent as ContainerDeployedAgent } from "./container/deploy.js";
+export type { EngineKind } from "./container/engine.js";
+export { ContainerError, type ContainerErrorCode } from "./container/errors.js";
 export * from "./contract/errors.js";
 export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./contract/host-errors.js";
 export * from "./contract/result.js";

@@ -146,7 +146,7 @@ function planted(file: string, line: string): Map<string, string> {
 describe("the SDK's layers", () => {
   it("finds the rooms and their imports", () => {
     const tree = readTree();
-    expect(new Set([...tree.keys()].map(roomOf))).toEqual(new Set(["", "contract", "wire", "env", "ssh"]));
+    expect(new Set([...tree.keys()].map(roomOf))).toEqual(new Set(["", "contract", "wire", "env", "ssh", "container"]));
     expect(importsOf(tree)).toContainEqual({
       from: "env/remote-env.ts",
       specifier: "../wire/connection.js",

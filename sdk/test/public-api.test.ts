@@ -10,6 +10,9 @@ describe("the public API", () => {
   it("the root exports the envs, their helpers, Result helpers and the error classes", () => {
     expect(Object.keys(root).sort()).toEqual([
       "Connection",
+      "ContainerConnection",
+      "ContainerError",
+      "ContainerExecutionEnv",
       "ExecutionError",
       "FileError",
       "HostKeyChangedError",
@@ -20,7 +23,9 @@ describe("the public API", () => {
       "SshError",
       "SshExecutionEnv",
       "acceptHostKey",
+      "connectContainer",
       "connectSsh",
+      "containerConnection",
       "deployAgent",
       "detectPlatform",
       "err",

@@ -14,6 +14,8 @@ import { join } from "node:path";
 import {
   acceptHostKey,
   Connection,
+  type ContainerConnection,
+  containerConnection,
   type ExecutionEnv,
   getOrThrow,
   LocalExecutionEnv,
@@ -26,6 +28,7 @@ import {
 import { type ConformanceCase, type EnvSettings, registerConformance } from "@outpost/spec/conformance";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, describe, expect, it } from "vitest";
+import { type Podman, startPodman } from "../../sdk/test/fixtures/podman.js";
 import { isolateHome, type Sshd, startSshd } from "../../sdk/test/fixtures/sshd.js";
 import {
   type LeftoverQuery,
@@ -39,6 +42,8 @@ export interface Target {
   readonly name: string;
   /** Whether its envs have Outpost's `listFiles`. */
   readonly listFiles: boolean;
+  /** The shell of the suite's helper scripts, if not `sh -c`. */
+  readonly shell?: readonly [string, string];
   /** Calls `use` with a fresh env whose cwd is a new empty directory, removed afterwards. */
   withEnv(use: (env: ExecutionEnv) => Promise<void>, settings?: EnvSettings): Promise<void>;
   /** Stops the agent this target shares between cases, if any. */
@@ -176,6 +181,48 @@ function sshTarget(): Target {
   };
 }
 
+/**
+ * An agent in a Podman container (started at the first case): the busybox root filesystem plus the host's bash (the
+ * shell string commands run with on Linux) and GNU stat and touch for the suite's helper scripts, the sandbox mounted at its own path so case directories are the same
+ * paths inside, the agent deployed by the first start and given this file's `TMPDIR`.
+ */
+function containerTarget(): Target {
+  let started: Promise<{ podman: Podman; connection: ContainerConnection }> | undefined;
+  const start = async () => {
+    const podman = await startPodman();
+    // The suite's helper scripts use GNU stat and touch (fractional times), which busybox's lack.
+    const hostCommands = ["stat", "touch"];
+    const name = await podman.start({ rootfs: "busybox", bash: true, hostCommands, mounts: [sandbox] });
+    const made = containerConnection(name, { engine: "podman", env: { TMPDIR: sandboxTmp } });
+    return { podman, connection: getOrThrow(made) };
+  };
+  return {
+    name: "RemoteExecutionEnv in a container",
+    listFiles: true,
+    // Busybox's sh runs its own applets before the PATH's, so the helper scripts' GNU tools need bash.
+    shell: ["bash", "-c"],
+    withEnv: async (use, settings) => {
+      started ??= start();
+      const { connection } = await started;
+      await inCaseDir(
+        (cwd) => new RemoteExecutionEnv({ connection, id: "outpost:container-test", ...caseOptions(cwd, settings) }),
+        use,
+        async () => {},
+      );
+    },
+    close: async () => {
+      if (started === undefined) return;
+      const { podman, connection } = await started;
+      started = undefined;
+      try {
+        await connection.close();
+      } finally {
+        await podman.dispose();
+      }
+    },
+  };
+}
+
 /** Whether file permissions apply to this process's user (every target runs as it): not root. */
 const permissionsApply = process.getuid !== undefined && process.getuid() !== 0;
 
@@ -185,8 +232,8 @@ const permissionsApply = process.getuid !== undefined && process.getuid() !== 0;
  */
 const permissionPass = process.env.OUTPOST_PERMISSION_PASS === "1";
 
-/** The targets: the reference, the local agent, an agent over a pipe and one over SSH. */
-export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget(), sshTarget()];
+/** The targets: the reference, the local agent, an agent over a pipe, one over SSH and one in a container. */
+export const targets: Target[] = [referenceTarget(), localTarget(), remoteTarget(), sshTarget(), containerTarget()];
 
 /** A target by name prefix. */
 export function target(name: string): Target {
@@ -218,7 +265,7 @@ export function registerConformanceFor(name: string): void {
   const subject = target(name);
   // The permission pass declares permissions whatever the user: a case run as root then fails instead of skipping.
   const permissions = permissionPass || permissionsApply;
-  const options = { withEnv: subject.withEnv, listFiles: subject.listFiles, permissions };
+  const options = { withEnv: subject.withEnv, listFiles: subject.listFiles, permissions, shell: subject.shell };
   // It runs every permission case that applies to the target (the reference has no listFiles).
   const select = permissionPass ? (c: ConformanceCase) => c.permissions === true && c.skip === undefined : undefined;
   registerConformance({ describe, it }, subject.name, options, select);

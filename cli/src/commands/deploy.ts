@@ -5,6 +5,7 @@
 import { deployAgent, type SshTargetOptions } from "@outpost/sdk";
 import { SingleBar } from "cli-progress";
 import { sshFailed } from "../exit.js";
+import type { Session } from "../target.js";
 
 function mib(bytes: number): string {
   return `${(bytes / 1048576).toFixed(1)} MiB`;
@@ -57,4 +58,13 @@ export async function deploy(target: string, options: SshTargetOptions & { agent
   if (!deployed.ok) throw sshFailed(`deploy ${target}`, target, deployed.error);
   const { path, sha256, uploaded } = deployed.value;
   process.stdout.write(`${uploaded ? "deployed" : "already deployed"}: ${path} (sha256 ${sha256})\n`);
+}
+
+/** Prints where a container's agent is: opening the container verified it, or copied and verified it. */
+export function deployedIn(session: Session): undefined {
+  const deployed = session.deployed?.();
+  if (deployed === undefined) throw new Error(`${session.target}: no agent was deployed`);
+  const { path, sha256, copied } = deployed;
+  process.stdout.write(`${copied ? "deployed" : "already deployed"}: ${path} (sha256 ${sha256})\n`);
+  return undefined;
 }

@@ -6,9 +6,9 @@
  * script's line (spec/semantics.md SSH6). Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
-import { createHash, randomBytes } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
-import { type AgentManifest, packagedAgent, readManifest } from "../env/agent-binary.js";
+import { randomBytes } from "node:crypto";
+import { type AgentManifest, readManifest } from "../env/agent-binary.js";
+import { agentFor, agentPathUnder, type LocalAgent } from "../env/agent-deploy.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess, SftpAccess } from "./remote-access.js";
@@ -16,12 +16,7 @@ import { afterMarker, type RemoteOutput } from "./remote-command.js";
 import { printMarker, reportedLines, runScript } from "./remote-script.js";
 import { windowsAgentPaths } from "./windows.js";
 
-/** The local agent binary to deploy and its SHA-256. */
-export interface LocalAgent {
-  path: string;
-  sha256: string;
-  size: number;
-}
+export type { LocalAgent } from "../env/agent-deploy.js";
 
 /** Options of deployment. */
 export interface DeployOptions {
@@ -38,20 +33,6 @@ export interface DeployedAgent {
   sha256: string;
   /** `false` when a verified binary was already there. */
   uploaded: boolean;
-}
-
-/** Hashes of local binaries by path, size and mtime: a connect hashes every packaged agent (see agentTable). */
-const hashes = new Map<string, { key: string; sha256: string; size: number }>();
-
-async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
-  const info = await stat(path);
-  const key = `${info.size}:${info.mtimeMs}:${info.ino}`;
-  const cached = hashes.get(path);
-  if (cached?.key === key) return { sha256: cached.sha256, size: cached.size };
-  const bytes = await readFile(path);
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
-  hashes.set(path, { key, sha256, size: bytes.length });
-  return { sha256, size: bytes.length };
 }
 
 /** The POSIX targets an agent can be packaged for, as the boot script names them (`<platform>-<arch>`). */
@@ -92,24 +73,11 @@ export async function localAgent(
   options: DeployOptions = {},
   manifest: () => AgentManifest | undefined = readManifest,
 ): Promise<LocalAgent> {
-  const target = `${platform.platform}-${platform.arch}`;
-  let path: string;
   try {
-    path = options.agentBinary ?? packagedAgent(platform.platform, platform.arch);
+    return await agentFor(platform, options.agentBinary, manifest);
   } catch (error) {
-    throw new SshError("deploy", `No Outpost agent for ${target}: run \`make dist\``, error);
+    throw new SshError("deploy", (error as Error).message, (error as Error).cause ?? error);
   }
-  const { sha256, size } = await hashOf(path).catch((error: Error) => {
-    throw new SshError("deploy", `Cannot read the agent ${path}: ${error.message}`, error);
-  });
-  const listed = options.agentBinary === undefined ? manifest()?.agents[target] : undefined;
-  if (listed !== undefined && listed.sha256 !== sha256) {
-    throw new SshError(
-      "deploy",
-      `The agent ${path} (sha256 ${sha256}) does not match bin/manifest.json (${listed.sha256}); run \`make dist\``,
-    );
-  }
-  return { path, sha256, size };
 }
 
 const HASH_MARKER = "OUTPOST-HASH";
@@ -152,8 +120,7 @@ export async function remoteHash(remote: RemoteAccess, path: string): Promise<st
 
 /** The remote directory and file name the agent with `sha256` lives under. */
 export function remoteAgentPath(platform: RemotePlatform, sha256: string): string {
-  const home = platform.home.replace(/\/+$/, "");
-  return `${home}/.outpost/bin/outpost-${sha256}`;
+  return agentPathUnder(platform.home, sha256);
 }
 
 /**
