@@ -147,11 +147,11 @@ func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
 	if r.isClosed() {
 		return proto.Reply{}, &proto.Failure{Code: "spawn_error", Message: "the agent is shutting down"}
 	}
-	spec, fail := r.prepare(req)
+	plan, fail := planExec(req, hostMachine())
 	if fail != nil {
 		return proto.Reply{}, fail
 	}
-	c, fail := r.spawn(spec)
+	c, fail := r.spawn(plan)
 	if fail != nil {
 		return proto.Reply{}, fail
 	}
