@@ -61,7 +61,7 @@ func (p *plan) chooseProgram(req *request, m machine) *proto.Failure {
 		p.program, p.argv = req.argv[0], req.argv
 		return nil
 	}
-	shell, fail := selectShell(req.shellPath, m)
+	shell, fail := chooseShell(req.shellPath, m)
 	if fail != nil {
 		return fail
 	}
@@ -75,12 +75,15 @@ func (p *plan) chooseProgram(req *request, m machine) *proto.Failure {
 	return nil
 }
 
-// customShell checks a configured shell path: it must exist (following links).
-func customShell(path string, m machine) (string, *proto.Failure) {
-	if !m.exists(path) {
-		return "", &proto.Failure{Code: "shell_unavailable", Message: "Custom shell path not found: " + path}
+// chooseShell returns the configured shell, which must exist (following links), or the platform's default shell.
+func chooseShell(shellPath string, m machine) (string, *proto.Failure) {
+	if shellPath == "" {
+		return selectShell(m)
 	}
-	return path, nil
+	if !m.exists(shellPath) {
+		return "", &proto.Failure{Code: "shell_unavailable", Message: "Custom shell path not found: " + shellPath}
+	}
+	return shellPath, nil
 }
 
 // validateArguments repeats the checks Node's spawn makes before starting anything.
@@ -103,23 +106,4 @@ func validateArguments(argv []string, env []envEntry) *proto.Failure {
 		}
 	}
 	return nil
-}
-
-func nulError(subject, value string) *proto.Failure {
-	return spawnError(subject + " must be a string without null bytes. Received " + nodefmt.InspectString(value))
-}
-
-func spawnError(message string) *proto.Failure {
-	return &proto.Failure{Code: "spawn_error", Message: message}
-}
-
-// spawnFailure builds Node's spawn error for a libuv code: for the codes Node reports asynchronously the
-// message names the program ("spawn /bin/bash ENOENT"); the others are thrown as "spawn <CODE>".
-func spawnFailure(program, code string) *proto.Failure {
-	switch code {
-	case "EACCES", "EAGAIN", "EMFILE", "ENFILE", "ENOENT":
-		return spawnError("spawn " + program + " " + code)
-	default:
-		return spawnError("spawn " + code)
-	}
 }

@@ -20,12 +20,9 @@ const defaultSearchPath = "/usr/bin:/bin"
 // fixedBash is the bash Durable tries first.
 const fixedBash = "/bin/bash"
 
-// selectShell picks the shell for a string command: the configured one, /bin/bash, `which bash`, then "sh" (to
-// be found on PATH).
-func selectShell(shellPath string, m machine) (string, *proto.Failure) {
-	if shellPath != "" {
-		return customShell(shellPath, m)
-	}
+// selectShell picks the shell for a string command when none is configured: /bin/bash, `which bash`, then "sh"
+// (to be found on PATH).
+func selectShell(m machine) (string, *proto.Failure) {
 	if m.exists(fixedBash) {
 		return fixedBash, nil
 	}

@@ -12,11 +12,8 @@ import (
 // The Windows rules of planning: NodeExecutionEnv's Git Bash search, libuv's program search and environment
 // block (the string rules themselves are in winrules.go).
 
-// selectShell picks the shell for a string command: the configured one, Git Bash, `where bash.exe`.
-func selectShell(shellPath string, m machine) (string, *proto.Failure) {
-	if shellPath != "" {
-		return customShell(shellPath, m)
-	}
+// selectShell picks the shell for a string command when none is configured: Git Bash, `where bash.exe`.
+func selectShell(m machine) (string, *proto.Failure) {
 	var candidates []string
 	for _, variable := range []string{"ProgramFiles", "ProgramFiles(x86)"} {
 		if dir := m.variable(variable); dir != "" {

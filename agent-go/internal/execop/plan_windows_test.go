@@ -33,7 +33,7 @@ func TestWindowsShellSearch(t *testing.T) {
 			}
 			m := f.machine()
 			m.findBash = func() string { return c.where }
-			got, fail := selectShell("", m)
+			got, fail := chooseShell("", m)
 			if c.failed {
 				if fail == nil || fail.Code != "shell_unavailable" || fail.Message != gitBashNotFound([]string{git64, git32}) {
 					t.Fatalf("got %q, %+v", got, fail)

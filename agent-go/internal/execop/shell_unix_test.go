@@ -47,7 +47,7 @@ func TestShellSearchFallbacks(t *testing.T) {
 				lookups++
 				return c.lookupSays
 			}
-			got, failure := selectShell(c.shellPath, m)
+			got, failure := chooseShell(c.shellPath, m)
 			switch {
 			case c.wantCode != "":
 				if failure == nil || failure.Code != c.wantCode || failure.Message != "Custom shell path not found: "+c.shellPath {
