@@ -207,7 +207,7 @@ describe("host keys", () => {
 });
 
 describe("deployment", () => {
-  it("uploads the agent over SFTP as outpost-<sha256>, 0755 in a 0700 directory, and reuses it when it verifies", async () => {
+  it("uploads the agent through a script as outpost-<sha256>, 0755 in a 0700 directory, and reuses it when it verifies", async () => {
     await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
     const options = await trusted();
     const progress: [number, number][] = [];
