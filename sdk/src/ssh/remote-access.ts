@@ -108,7 +108,12 @@ async function sftpSha256(sftp: SFTPWrapper, path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops. */
+/**
+ * {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
+ */
 export function ssh2Access(client: Client): RemoteAccess {
   return {
     run: (command, input, timeoutMs) => whileConnected(client, runRemote(client, command, input, timeoutMs)),

@@ -26,6 +26,9 @@ export const UPLOAD_TIMEOUT_MS = 300_000;
  * Runs `command` (a string the account's login shell interprets, as with `ssh host command`) and collects its
  * output; `input` writes its stdin (none: ended at once). Fails with a `remote` {@link SshError} if the channel
  * cannot be opened, the connection drops or the command takes longer than the timeout.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
  */
 export function runRemote(
   client: Client,
@@ -115,6 +118,9 @@ export function afterMarker(text: string, marker: string): string[] | undefined 
 /**
  * Runs `work` but fails as soon as the SSH connection closes: a request in flight on a dropped connection (an SFTP
  * write, for one) may otherwise never call back.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
  */
 export function whileConnected<T>(client: Client, work: Promise<T>): Promise<T> {
   let onClose: (() => void) | undefined;
