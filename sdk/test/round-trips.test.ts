@@ -11,10 +11,10 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packagedAgent } from "../src/env/agent-binary.js";
-import { Connection } from "../src/wire/connection.js";
-import { RemoteExecutionEnv } from "../src/env/remote-env.js";
 import type { Context } from "../src/contract/types.js";
+import { packagedAgent } from "../src/env/agent-binary.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import { Connection } from "../src/wire/connection.js";
 import { type CallCost, frameTap, roundTrips, type TapEntry } from "./fixtures/frame-tap.js";
 import { patterned } from "./fixtures/patterned.js";
 

@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { packagedAgent } from "../src/env/agent-binary.js";
-import { Connection } from "../src/wire/connection.js";
 import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import { Connection } from "../src/wire/connection.js";
 import { frameTap, type TapEntry } from "./fixtures/frame-tap.js";
 import { patterned } from "./fixtures/patterned.js";
 

@@ -1,6 +1,11 @@
 // Package execop runs the `exec` operation: one command per request, in a process group of its own, with its
 // output decoded and streamed as events, optionally spilled to a file and windowed, and its end reported the
 // way Durable's NodeExecutionEnv reports it.
+//
+// A request goes down the files once: request.go parses it; plan.go decides everything about the process (shell
+// or argv, working directory, environment, Node's argument checks, program search; the platform's rules in
+// plan_<os>.go), looking at the machine only through machine.go; spawn_<os>.go starts the plan; Handle and
+// supervise (here) run it to its end, with output.go, spill.go and the window delivering what it prints.
 package execop
 
 import (
@@ -147,11 +152,11 @@ func (r *Runner) Handle(call *proto.Call) (proto.Reply, error) {
 	if r.isClosed() {
 		return proto.Reply{}, &proto.Failure{Code: "spawn_error", Message: "the agent is shutting down"}
 	}
-	spec, fail := r.prepare(req)
+	plan, fail := planExec(req, hostMachine())
 	if fail != nil {
 		return proto.Reply{}, fail
 	}
-	c, fail := r.spawn(spec)
+	c, fail := r.spawn(plan)
 	if fail != nil {
 		return proto.Reply{}, fail
 	}

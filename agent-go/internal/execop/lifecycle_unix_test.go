@@ -39,11 +39,11 @@ func TestCommandSpawnedDuringKillAllDies(t *testing.T) {
 	if fail != nil {
 		t.Fatal(fail)
 	}
-	spec, fail := r.prepare(req)
+	plan, fail := planExec(req, hostMachine())
 	if fail != nil {
 		t.Fatal(fail)
 	}
-	c, fail := r.spawn(spec)
+	c, fail := r.spawn(plan)
 	if fail != nil {
 		t.Fatal(fail)
 	}

@@ -9,41 +9,45 @@ import (
 	"testing"
 )
 
-// Every branch of the shell search, with the candidates pointed at files the test controls.
+// Every branch of the shell search, on a machine whose files and `which bash` the test decides.
 func TestShellSearchFallbacks(t *testing.T) {
 	dir := t.TempDir()
-	bash := filepath.Join(dir, "bash")
 	otherBash := filepath.Join(dir, "usr-local-bash")
-	for _, path := range []string{bash, otherBash} {
-		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(otherBash, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing")
 	cases := []struct {
 		name        string
 		shellPath   string
-		bashPath    string
+		fixedBash   bool
 		lookupSays  string
 		want        string
 		wantCode    string
 		wantLookups int
 	}{
-		{"configured shell missing", missing, bash, otherBash, "", "shell_unavailable", 0},
-		{"configured shell present", otherBash, bash, "", otherBash, "", 0},
-		{"fixed bash present", "", bash, otherBash, bash, "", 0},
-		{"fixed bash absent, which finds one", "", missing, otherBash, otherBash, "", 1},
-		{"neither: sh", "", missing, "", "sh", "", 1},
-		{"which names a missing file: sh", "", missing, filepath.Join(dir, "gone-bash"), "sh", "", 1},
+		{"configured shell missing", missing, true, otherBash, "", "shell_unavailable", 0},
+		{"configured shell present", otherBash, true, "", otherBash, "", 0},
+		{"fixed bash present", "", true, otherBash, "/bin/bash", "", 0},
+		{"fixed bash absent, which finds one", "", false, otherBash, otherBash, "", 1},
+		{"neither: sh", "", false, "", "sh", "", 1},
+		{"which names a missing file: sh", "", false, filepath.Join(dir, "gone-bash"), "sh", "", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			lookups := 0
-			search := shellSearch{bashPath: c.bashPath, lookup: func() string {
+			m := hostMachine()
+			m.stat = func(path string) (os.FileInfo, error) {
+				if path == "/bin/bash" && !c.fixedBash {
+					return nil, os.ErrNotExist
+				}
+				return os.Stat(path)
+			}
+			m.findBash = func() string {
 				lookups++
 				return c.lookupSays
-			}}
-			got, failure := search.selectShell(c.shellPath)
+			}
+			got, failure := chooseShell(c.shellPath, m)
 			switch {
 			case c.wantCode != "":
 				if failure == nil || failure.Code != c.wantCode || failure.Message != "Custom shell path not found: "+c.shellPath {
@@ -59,19 +63,19 @@ func TestShellSearchFallbacks(t *testing.T) {
 	}
 }
 
-// The search the agent really uses: /bin/bash first, then the first line of `which bash`.
+// The lookup the agent really uses after /bin/bash: the first line of `which bash`.
 func TestDefaultShellSearch(t *testing.T) {
-	if unixShells.bashPath != "/bin/bash" {
-		t.Fatalf("first candidate %q, want /bin/bash", unixShells.bashPath)
+	if fixedBash != "/bin/bash" {
+		t.Fatalf("first candidate %q, want /bin/bash", fixedBash)
 	}
 	if _, err := exec.LookPath("which"); err != nil {
-		t.Skip("no which on this machine")
+		t.Fatal("this test needs `which` on the machine")
 	}
 	want, err := exec.LookPath("bash")
 	if err != nil {
 		want = ""
 	}
-	if got := unixShells.lookup(); got != want {
+	if got := hostMachine().findBash(); got != want {
 		t.Fatalf("lookup printed %q, want the bash on PATH %q", got, want)
 	}
 }

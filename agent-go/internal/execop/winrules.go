@@ -7,7 +7,7 @@ import (
 )
 
 // This file holds the Windows rules of Node/libuv that are pure string work, so they are built and tested on
-// every platform: command-line quoting, program search and the environment block.
+// every platform: command-line quoting, program search, the environment block and the legacy WSL bash check.
 
 // quoteWindowsArg quotes one argument exactly as libuv's quote_cmd_arg does, so that the child's C runtime
 // parses it back unchanged.
@@ -206,4 +206,57 @@ func gitBashNotFound(searched []string) string {
 		b.WriteString("  " + path)
 	}
 	return b.String()
+}
+
+// isLegacyWSLBash reports whether path is Windows' legacy WSL launcher (%SystemRoot%\System32\bash.exe or
+// Sysnative\bash.exe), which takes the command on stdin (`bash -s`). Like NodeExecutionEnv the check is made
+// on every platform; systemRoot is the agent's SystemRoot variable ("" when unset).
+func isLegacyWSLBash(path, systemRoot string) bool {
+	normalized := strings.ToLower(normalizeWin32(path))
+	if systemRoot != "" {
+		if len(systemRoot) < 3 || !isDriveLetter(systemRoot[0]) || systemRoot[1] != ':' ||
+			systemRoot[2] != '\\' && systemRoot[2] != '/' {
+			return false
+		}
+		root := strings.ToLower(normalizeWin32(systemRoot))
+		root = strings.TrimSuffix(root, `\`)
+		return normalized == root+`\system32\bash.exe` || normalized == root+`\sysnative\bash.exe`
+	}
+	if len(normalized) < 3 || !isDriveLetter(normalized[0]) || normalized[1] != ':' {
+		return false
+	}
+	rest := normalized[2:]
+	return rest == `\windows\system32\bash.exe` || rest == `\windows\sysnative\bash.exe`
+}
+
+func isDriveLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// normalizeWin32 is a small path.win32.normalize: forward slashes become backslashes, repeated separators
+// collapse, and "." and ".." segments are resolved (never above the root).
+func normalizeWin32(p string) string {
+	p = strings.ReplaceAll(p, "/", `\`)
+	prefix := ""
+	if len(p) >= 2 && isDriveLetter(p[0]) && p[1] == ':' {
+		prefix, p = p[:2], p[2:]
+	}
+	absolute := strings.HasPrefix(p, `\`)
+	var parts []string
+	for _, part := range strings.Split(p, `\`) {
+		switch part {
+		case "", ".":
+		case "..":
+			if len(parts) > 0 && parts[len(parts)-1] != ".." {
+				parts = parts[:len(parts)-1]
+			} else if !absolute {
+				parts = append(parts, part)
+			}
+		default:
+			parts = append(parts, part)
+		}
+	}
+	out := strings.Join(parts, `\`)
+	if absolute {
+		out = `\` + out
+	}
+	return prefix + out
 }

@@ -8,7 +8,13 @@
 import type { FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { FileError } from "../contract/errors.js";
-import { abortedError, fileErrorFromFields, isAborted, NODE_ABORTED_MESSAGE, toFileError } from "../contract/file-errors.js";
+import {
+  abortedError,
+  fileErrorFromFields,
+  isAborted,
+  NODE_ABORTED_MESSAGE,
+  toFileError,
+} from "../contract/file-errors.js";
 import { err, ok, type Result } from "../contract/result.js";
 import { reopenAgentFile } from "../wire/same-host.js";
 import { isWireObject, parseInfo } from "../wire/wire.js";

@@ -36,67 +36,21 @@ type child struct {
 	killed bool
 }
 
-// selectShell picks the shell for a string command: the configured one, Git Bash, `where bash.exe`.
-func selectShell(shellPath string) (string, *proto.Failure) {
-	if shellPath != "" {
-		return customShell(shellPath)
-	}
-	var candidates []string
-	for _, variable := range []string{"ProgramFiles", "ProgramFiles(x86)"} {
-		if dir := os.Getenv(variable); dir != "" {
-			candidates = append(candidates, filepath.Join(dir, "Git", "bin", "bash.exe"))
-		}
-	}
-	for _, candidate := range candidates {
-		if exists(candidate) {
-			return candidate, nil
-		}
-	}
-	if found := firstLineOf("where", "bash.exe"); found != "" && exists(found) {
-		return found, nil
-	}
-	return "", &proto.Failure{Code: "shell_unavailable", Message: gitBashNotFound(candidates)}
-}
-
-// configureLookup hides the lookup helper's window.
-func configureLookup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{HideWindow: true, CreationFlags: windows.CREATE_NO_WINDOW}
-}
-
-// spawn starts the command: the program is searched like libuv does, arguments are quoted like libuv does,
-// the environment block is built like libuv does, and the process joins the agent's job object.
-func (r *Runner) spawn(spec *spawnSpec) (*child, *proto.Failure) {
-	// Node refuses batch files by the name it is given, before any lookup, and names no program (WIN10).
-	if isBatchFile(spec.file) {
-		return nil, spawnError("spawn EINVAL")
-	}
-	if info, err := os.Stat(spec.dir); err == nil && !info.IsDir() {
-		return nil, spawnFailure(spec.file, "ENOTDIR")
-	}
-	search, ok := lookupEnv(spec.env, "PATH", true)
-	if !ok {
-		search = os.Getenv("PATH")
-	}
-	_, skipCwd := os.LookupEnv("NoDefaultCurrentDirectoryInExePath")
-	path, found := searchWindowsPath(spec.file, spec.dir, search, skipCwd, func(p string) bool {
-		info, err := os.Stat(p)
-		return err == nil && !info.IsDir()
-	})
-	if !found {
-		return nil, spawnFailure(spec.file, "ENOENT")
-	}
-	c, err := r.start(path, spec)
+// spawn starts a planned command with libuv's command-line quoting and named pipes for its output, and puts it
+// in the agent's job object; failures carry Node's spawn messages.
+func (r *Runner) spawn(p *plan) (*child, *proto.Failure) {
+	c, err := r.start(p)
 	if err != nil {
-		return nil, spawnFailure(spec.file, errno.Code(err))
+		return nil, spawnFailure(p.program, errno.Code(err))
 	}
 	r.joinJob(c.pid)
 	return c, nil
 }
 
-func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
+func (r *Runner) start(p *plan) (*child, error) {
 	var stdin, stdinWriter *os.File
 	var err error
-	if spec.stdin != nil {
+	if p.stdin != nil {
 		stdin, stdinWriter, err = os.Pipe()
 		if err != nil {
 			return nil, err
@@ -125,13 +79,12 @@ func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
 		closeFiles(stdinWriter, outW, errW)
 		return nil, err
 	}
-	argv := append([]string{spec.file}, spec.args...)
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Dir:   spec.dir,
-		Env:   windowsEnvBlock(spec.env, os.LookupEnv),
+	proc, err := os.StartProcess(p.path, p.argv, &os.ProcAttr{
+		Dir:   p.dir,
+		Env:   p.env,
 		Files: []*os.File{stdin, outW, errW},
 		Sys: &syscall.SysProcAttr{
-			CmdLine:       windowsCommandLine(argv),
+			CmdLine:       windowsCommandLine(p.argv),
 			HideWindow:    true,
 			CreationFlags: windows.CREATE_NO_WINDOW,
 		},
@@ -144,7 +97,7 @@ func (r *Runner) start(path string, spec *spawnSpec) (*child, error) {
 	}
 	if stdinWriter != nil {
 		go func() {
-			_, _ = io.WriteString(stdinWriter, *spec.stdin)
+			_, _ = io.WriteString(stdinWriter, *p.stdin)
 			_ = stdinWriter.Close()
 		}()
 	}
