@@ -224,6 +224,10 @@ func (s *fileSearch) region(start, end int) error {
 			continue
 		}
 		c := s.m.candidate(s.data[pos:end])
+		if c == end-pos && s.data[end-1] == '\n' {
+			// An empty match after the last LF: no line starts there.
+			c = -1
+		}
 		if c < 0 {
 			s.lineNo += bytes.Count(s.data[pos:end], newline)
 			return nil
@@ -245,7 +249,9 @@ var newline = []byte{'\n'}
 // where the next line starts.
 func (s *fileSearch) oneLine(start, end int) (int, error) {
 	lineEnd := end
-	if i := bytes.IndexByte(s.data[start:end], '\n'); i >= 0 {
+	i := bytes.IndexByte(s.data[start:end], '\n')
+	terminated := i >= 0
+	if terminated {
 		lineEnd = start + i
 	}
 	next := min(lineEnd+1, end)
@@ -254,7 +260,13 @@ func (s *fileSearch) oneLine(start, end int) (int, error) {
 	s.lineNo++
 	if !s.done() {
 		s.spans = s.m.lineMatches(line, s.spans[:0])
-		if len(s.spans) > 0 {
+		matched := len(s.spans) > 0
+		if n := len(s.spans); matched && !terminated && s.spans[n-1].Start == len(line) {
+			// The file's last line has no LF: as ripgrep, an empty match at its very end makes the line match
+			// but is not reported.
+			s.spans = s.spans[:n-1]
+		}
+		if matched {
 			if err := s.match(line, number, start); err != nil {
 				return next, err
 			}

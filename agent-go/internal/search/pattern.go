@@ -28,7 +28,7 @@ type Matcher struct {
 	// required, when set, is a case-sensitive string every match contains: a block without it has no match.
 	required []byte
 	// word: the wordRegexp wrappers (group 1 is the match); atStart searches a line from its start, inside from
-	// one byte before where the previous match ended.
+	// where the previous match ended — its left side is a character at or after that point, as ripgrep searches.
 	word            bool
 	atStart, inside *regexp.Regexp
 }
@@ -36,8 +36,9 @@ type Matcher struct {
 // patternPrefix starts every pattern failure's message, so the message names what is wrong.
 const patternPrefix = "pattern: "
 
-// nonWord is a character that is not a word character (SF4: ASCII word characters).
-const nonWord = `[^0-9A-Za-z_]`
+// nonWord is a character that is not a word character for wordRegexp (SF4): ripgrep's Unicode word characters —
+// letters, marks, decimal and letter numbers, connector punctuation, and the two joiners.
+const nonWord = `[^\pL\pM\p{Nd}\p{Nl}\p{Pc}\x{200C}\x{200D}\x{FFFD}]`
 
 // Compile turns the request's pattern into a Matcher, or fails with a message naming the refused construct.
 func Compile(pattern string, opts PatternOptions) (*Matcher, error) {
@@ -67,7 +68,7 @@ func Compile(pattern string, opts PatternOptions) (*Matcher, error) {
 	}
 	if m.word {
 		// ripgrep's -w: the match with a non-word character or the line's edge on each side, the sides not
-		// reported. inside searches from one byte before where the last match ended, which is its left side.
+		// reported.
 		if m.atStart, err = regexp.Compile(`(?:^|` + nonWord + `)(` + text + `)(?:$|` + nonWord + `)`); err != nil {
 			return nil, explain(err)
 		}
@@ -102,8 +103,10 @@ func explain(err error) error {
 
 var errLineFeed = errors.New(patternPrefix + "a line feed cannot be matched; searches are line by line")
 
-// lineOnly makes the tree match within one line, as ripgrep does: a literal line feed is refused, classes lose
-// the line feed, `.` never matches it, and text anchors become line anchors.
+// lineOnly makes the tree match within one line, as ripgrep does: a literal line feed is refused, classes and `.`
+// never match it, and text anchors become line anchors. Classes and `.` also lose U+FFFD, which is how RE2 sees a
+// byte of invalid UTF-8: ripgrep's never match such a byte (the price: a real U+FFFD character is matched only by
+// a literal U+FFFD).
 func lineOnly(re *syntax.Regexp) error {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -113,12 +116,12 @@ func lineOnly(re *syntax.Regexp) error {
 			}
 		}
 	case syntax.OpCharClass:
-		re.Rune = withoutLineFeed(re.Rune)
+		re.Rune = without(without(re.Rune, '\n'), utf8.RuneError)
 		if len(re.Rune) == 0 {
 			re.Op = syntax.OpNoMatch
 		}
-	case syntax.OpAnyChar:
-		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		re.Op, re.Rune = syntax.OpCharClass, anyButLineFeed
 	case syntax.OpBeginText:
 		re.Op = syntax.OpBeginLine
 	case syntax.OpEndText:
@@ -132,20 +135,23 @@ func lineOnly(re *syntax.Regexp) error {
 	return nil
 }
 
-// withoutLineFeed removes '\n' from a class's sorted ranges.
-func withoutLineFeed(ranges []rune) []rune {
+// anyButLineFeed is `.`: every character but the line feed and U+FFFD (see lineOnly).
+var anyButLineFeed = []rune{0, '\n' - 1, '\n' + 1, utf8.RuneError - 1, utf8.RuneError + 1, unicode.MaxRune}
+
+// without removes r from a class's sorted ranges.
+func without(ranges []rune, r rune) []rune {
 	out := make([]rune, 0, len(ranges)+2)
 	for i := 0; i+1 < len(ranges); i += 2 {
 		lo, hi := ranges[i], ranges[i+1]
-		if lo > '\n' || hi < '\n' {
+		if lo > r || hi < r {
 			out = append(out, lo, hi)
 			continue
 		}
-		if lo < '\n' {
-			out = append(out, lo, '\n'-1)
+		if lo < r {
+			out = append(out, lo, r-1)
 		}
-		if hi > '\n' {
-			out = append(out, '\n'+1, hi)
+		if hi > r {
+			out = append(out, r+1, hi)
 		}
 	}
 	return out
@@ -246,7 +252,7 @@ func (m *Matcher) lineMatches(line []byte, dst []Span) []Span {
 			if from == 0 {
 				loc = m.atStart.FindSubmatchIndex(line)
 			} else {
-				offset = from - 1
+				offset = from
 				loc = m.inside.FindSubmatchIndex(line[offset:])
 			}
 			if loc == nil {
