@@ -200,7 +200,7 @@ func TestClassesNeverMatchLineFeeds(t *testing.T) {
 	matches, _ := ok(t, map[string]any{"path": root, "pattern": `a[^x]*|(?s)b.*|\s`})
 	equal(t, brief(matches), []string{"f:1:a[0-1]", "f:2:b[0-1]"})
 	matches, _ = ok(t, map[string]any{"path": root, "pattern": ``})
-	equal(t, brief(matches), []string{"f:1:a[0-0 1-1]", "f:2:b[0-0 1-1]", "f:3:[0-0]", "f:4:c[0-0 1-1]"})
+	equal(t, brief(matches), []string{"f:1:a[0-0 1-1]", "f:2:b[0-0 1-1]", "f:3:[0-0]", "f:4:c[0-0]"}) // no LF after c: ripgrep drops the empty match at its end
 }
 
 func TestContext(t *testing.T) {
