@@ -76,10 +76,17 @@ type fileSearch struct {
 	spans     []Span
 }
 
-// searchFile searches the open file f, handing its matches to emit in line order.
-func searchFile(f *os.File, path string, m *Matcher, set Settings, stop *atomic.Bool, emit func(Match) error) outcome {
-	buf := make([]byte, BlockSize)
-	n, err := io.ReadFull(f, buf)
+// searchFile searches the open file f of the given size, handing its matches to emit in line order. buf is the
+// searcher's block buffer (BlockSize bytes), reused from file to file.
+func searchFile(f *os.File, size int64, buf []byte, path string, m *Matcher, set Settings, stop *atomic.Bool,
+	emit func(Match) error,
+) outcome {
+	want := len(buf)
+	if size < int64(want) {
+		// One read for a small file (the usual case) and one more to see its end: it may have grown meanwhile.
+		want = int(size) + 1
+	}
+	n, err := io.ReadFull(f, buf[:want])
 	whole := err == io.EOF || err == io.ErrUnexpectedEOF
 	if err != nil && !whole {
 		return skipped

@@ -85,8 +85,9 @@ func run(ctl *proto.Control, src source, m *Matcher, set Settings, deliver func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			buf := make([]byte, BlockSize)
 			for j := range jobs {
-				s.searchJob(j)
+				s.searchJob(j, buf)
 			}
 		}()
 	}
@@ -173,7 +174,7 @@ func (s *search) produce(src source, order, jobs chan<- *job) {
 }
 
 // searchJob searches one file, handing its matches on in batches, and closes its results.
-func (s *search) searchJob(j *job) {
+func (s *search) searchJob(j *job, buf []byte) {
 	defer close(j.results)
 	if s.stopped.Load() {
 		j.outcome = stopped
@@ -189,7 +190,8 @@ func (s *search) searchJob(j *job) {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
 		// Replaced since the walk saw a file (by a FIFO, a directory): not searched, as the walk would skip it.
 		j.outcome = searched
 		return
@@ -205,7 +207,7 @@ func (s *search) searchJob(j *job) {
 			return errStop
 		}
 	}
-	j.outcome = searchFile(f, j.rel, s.m, s.set, &s.stopped, func(m Match) error {
+	j.outcome = searchFile(f, info.Size(), buf, j.rel, s.m, s.set, &s.stopped, func(m Match) error {
 		batch = append(batch, m)
 		size += len(m.Text)
 		for _, line := range m.Before {
