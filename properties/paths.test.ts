@@ -1,5 +1,5 @@
 /**
- * The SDK's path resolution (`sdk/src/paths.ts`, pure functions of the agent's rules) against Node's own `path`
+ * The SDK's path resolution (`sdk/src/contract/paths.ts`, pure functions of the agent's rules) against Node's own `path`
  * rules, for POSIX and win32 agents, on random paths built from a pool of troublesome segments.
  *
  * POSIX is also checked against the reference env's `absolutePath` on this machine. For win32, the expected
@@ -12,7 +12,7 @@ import { posix, win32 } from "node:path";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { joinOnAgent, type PathRules, resolveEnvPath } from "../sdk/src/paths.js";
+import { joinOnAgent, type PathRules, resolveEnvPath } from "../sdk/src/contract/paths.js";
 import { asWindowsAgent, nodeResolve } from "../sdk/test/fixtures/node-paths.js";
 import { propertyTest } from "./harness.js";
 

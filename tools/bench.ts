@@ -23,7 +23,6 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import type { SFTPWrapper } from "ssh2";
-import { encodeFrame, FrameType } from "../sdk/src/frame.js";
 import {
   Connection,
   type ExecutionEnv,
@@ -31,6 +30,7 @@ import {
   packagedAgent,
   RemoteExecutionEnv,
 } from "../sdk/src/index.js";
+import { encodeFrame, FrameType } from "../sdk/src/wire/frame.js";
 import { type Echo, echoThrough } from "./bench-echo.js";
 import {
   burst,

@@ -4,20 +4,22 @@
  * protocol-level pieces (raw request types, the exec and watch clients, stream decoding) are in
  * `@outpost/sdk/protocol` (`protocol.ts`).
  */
+
+export * from "./contract/errors.js";
+export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./contract/host-errors.js";
+export * from "./contract/result.js";
+export type * from "./contract/types.js";
 export {
   type AgentManifest,
   type AgentManifestEntry,
   hostPlatform,
   packagedAgent,
   readManifest,
-} from "./agent-binary.js";
-export { type AgentProcess, Connection, type ConnectionOptions, type RemoteInfo } from "./connection.js";
-export * from "./errors.js";
-export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./host-errors.js";
-export type { ListFilesOptions, ListFilesResult } from "./list-files.js";
-export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./local-env.js";
-export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./remote-env.js";
-export * from "./result.js";
+} from "./env/agent-binary.js";
+export type { ListFilesOptions, ListFilesResult } from "./env/list-files.js";
+export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./env/local-env.js";
+export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./env/remote-env.js";
+export type { RemoteWatchOptions } from "./env/watch.js";
 export {
   type AcceptedHostKey,
   acceptHostKey,
@@ -37,5 +39,4 @@ export type { DeployedAgent, DeployOptions } from "./ssh/deploy.js";
 export { HostKeyChangedError, HostKeyUnknownError, SshError, type SshErrorCode } from "./ssh/errors.js";
 export type { RemotePlatform } from "./ssh/platform.js";
 export type { SshTargetOptions } from "./ssh/target.js";
-export type * from "./types.js";
-export type { RemoteWatchOptions } from "./watch.js";
+export { type AgentProcess, Connection, type ConnectionOptions, type RemoteInfo } from "./wire/connection.js";

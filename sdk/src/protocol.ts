@@ -8,10 +8,11 @@
  * These exports follow the protocol (`spec/protocol.md`) more closely than the envs do, so they change with it.
  * `Connection` itself is exported by the root, since a host builds one to run an agent over its own transport.
  */
-export type { Reply, RequestOptions } from "./connection-types.js";
-export { rangeDecoder, StreamDecoder, startsWithBom } from "./decode.js";
-export { type CommandEnv, CommandRunner } from "./exec.js";
-export { READ_FILE_FEATURE } from "./file-io.js";
-export { LIST_FILES_FEATURE } from "./list-files.js";
-export { isConnectionLost, RemoteError } from "./remote-error.js";
-export { RemoteWatcher } from "./watch.js";
+
+export { rangeDecoder, StreamDecoder, startsWithBom } from "./contract/decode.js";
+export { type CommandEnv, CommandRunner } from "./env/exec.js";
+export { READ_FILE_FEATURE } from "./env/file-io.js";
+export { LIST_FILES_FEATURE } from "./env/list-files.js";
+export { RemoteWatcher } from "./env/watch.js";
+export type { Reply, RequestOptions } from "./wire/connection-types.js";
+export { isConnectionLost, RemoteError } from "./wire/remote-error.js";

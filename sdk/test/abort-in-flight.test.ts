@@ -6,10 +6,10 @@
  * a FIFO, are conformance cases (spec/src/conformance/abort-in-flight.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { FileError } from "../src/errors.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
-import type { Result } from "../src/result.js";
-import type { Context } from "../src/types.js";
+import type { FileError } from "../src/contract/errors.js";
+import type { Result } from "../src/contract/result.js";
+import type { Context } from "../src/contract/types.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
 import { FakeAgent, remoteError, wireInfo } from "./remote-env.fake.js";
 
 const none: Context = { abortSignal: undefined };

@@ -1,7 +1,7 @@
 // Reading the agent's hello answer: every field has a default when it is missing or of the wrong type, so an agent
 // that reports less (an upstream daemon, an older agent) still connects.
 import { describe, expect, it } from "vitest";
-import { toRemoteInfo } from "../src/agent-hello.js";
+import { toRemoteInfo } from "../src/wire/agent-hello.js";
 
 describe("toRemoteInfo", () => {
   it("takes the fields of a complete answer", () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { assert, describe, expect, it } from "vitest";
-import { type Connection, isConnectionLost } from "../src/connection.js";
+import { type Connection, isConnectionLost } from "../src/wire/connection.js";
 import { closedAfterEach, heldProcesses, isAlive, rejection } from "./fixtures/connections.js";
 import { realAgent } from "./fixtures/real-agent.js";
 

@@ -8,8 +8,8 @@ import {
   MAX_FRAME,
   stringifyWellFormed,
   TRANSIENT,
-} from "../src/frame.js";
-import { cleanStderrTail, withStderrTail } from "../src/stderr-tail.js";
+} from "../src/wire/frame.js";
+import { cleanStderrTail, withStderrTail } from "../src/wire/stderr-tail.js";
 
 function raw(type: number, id: number, jsonText: string, payload: Uint8Array = new Uint8Array(0), length?: number) {
   const json = Buffer.from(jsonText, "utf8");

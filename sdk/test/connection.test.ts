@@ -3,7 +3,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { isConnectionLost } from "../src/connection.js";
+import { isConnectionLost } from "../src/wire/connection.js";
 import { closedAfterEach, heldProcesses, rejection } from "./fixtures/connections.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.mjs", import.meta.url));

@@ -2,7 +2,7 @@
 // very start is dropped, wherever the pieces are cut.
 import { TextDecoder } from "node:util";
 import { describe, expect, it } from "vitest";
-import { StreamDecoder } from "../src/decode.js";
+import { StreamDecoder } from "../src/contract/decode.js";
 
 const BOM = [0xef, 0xbb, 0xbf];
 

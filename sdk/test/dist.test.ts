@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentManifest, readManifest } from "../src/agent-binary.js";
+import { type AgentManifest, readManifest } from "../src/env/agent-binary.js";
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL("../../", import.meta.url));

@@ -13,9 +13,9 @@ import {
   newProcessMarker,
   waitForNoLeftovers,
 } from "../../spec/test/processes.js";
-import { Connection } from "../src/connection.js";
-import { type CommandEnv, CommandRunner } from "../src/exec.js";
-import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
+import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/contract/types.js";
+import { type CommandEnv, CommandRunner } from "../src/env/exec.js";
+import { Connection } from "../src/wire/connection.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
 const context: Context = { abortSignal: undefined };

@@ -3,9 +3,9 @@
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ExecutionError } from "../src/errors.js";
-import { type CommandEnv, CommandRunner } from "../src/exec.js";
-import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/types.js";
+import { ExecutionError } from "../src/contract/errors.js";
+import type { Context, ShellExecOptions, ShellOutputInfo } from "../src/contract/types.js";
+import { type CommandEnv, CommandRunner } from "../src/env/exec.js";
 import { closedAfterEach } from "./fixtures/connections.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.mjs", import.meta.url));

@@ -1,8 +1,7 @@
 import { readFileSync, renameSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { RemoteError } from "../src/connection.js";
-import { ExecutionError, FileError } from "../src/errors.js";
+import { ExecutionError, FileError } from "../src/contract/errors.js";
 import {
   abortedError,
   fileErrorCode,
@@ -10,7 +9,8 @@ import {
   isAborted,
   nulByteError,
   toFileError,
-} from "../src/file-errors.js";
+} from "../src/contract/file-errors.js";
+import { RemoteError } from "../src/wire/connection.js";
 
 describe("fileErrorCode", () => {
   it("maps agent codes like NodeExecutionEnv's toFileError (plus pi-env's own codes)", () => {

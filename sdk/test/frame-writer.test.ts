@@ -2,7 +2,7 @@
 // long burst), backpressure, the end, and a broken pipe that never throws.
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { FrameWriter } from "../src/frame-writer.js";
+import { FrameWriter } from "../src/wire/frame-writer.js";
 
 /** A stream that records each call it gets: a writev's pieces together, a single write alone. */
 function recorder(options: { highWaterMark?: number } = {}) {

@@ -7,12 +7,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Connection } from "../src/connection.js";
-import { ExecutionError, type ExecutionErrorCode, FileError, type FileErrorCode } from "../src/errors.js";
-import { LocalExecutionEnv } from "../src/local-env.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
-import type { Result } from "../src/result.js";
-import type { WatchChange } from "../src/types.js";
+import { ExecutionError, type ExecutionErrorCode, FileError, type FileErrorCode } from "../src/contract/errors.js";
+import type { Result } from "../src/contract/result.js";
+import type { WatchChange } from "../src/contract/types.js";
+import { LocalExecutionEnv } from "../src/env/local-env.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import { Connection } from "../src/wire/connection.js";
 import { realAgent } from "./fixtures/real-agent.js";
 
 /** A host's FileError: Durable's constructor and shape (`path?`), and no relation to Outpost's class. */

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { Connection } from "../src/connection.js";
-import { LocalExecutionEnv } from "../src/local-env.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
+import { LocalExecutionEnv } from "../src/env/local-env.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import { Connection } from "../src/wire/connection.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.mjs", import.meta.url));
 const LIVE = { abortSignal: undefined };

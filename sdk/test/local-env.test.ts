@@ -6,8 +6,8 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hostPlatform, packagedAgent, readManifest } from "../src/agent-binary.js";
-import { LocalExecutionEnv } from "../src/local-env.js";
+import { hostPlatform, packagedAgent, readManifest } from "../src/env/agent-binary.js";
+import { LocalExecutionEnv } from "../src/env/local-env.js";
 import { isAlive } from "./fixtures/connections.js";
 
 const SDK_ROOT = fileURLToPath(new URL("..", import.meta.url));

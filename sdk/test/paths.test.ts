@@ -9,7 +9,7 @@ import {
   pathApi,
   resolveEnvPath,
   resolveOnAgent,
-} from "../src/paths.js";
+} from "../src/contract/paths.js";
 import { asWindowsAgent, nodeResolve } from "./fixtures/node-paths.js";
 
 const POSIX_INPUTS = [

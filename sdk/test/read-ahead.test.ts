@@ -1,7 +1,7 @@
 // ReadAhead: reads run ahead of a sequential consumer, and a read that leaves the plan says so to its issuer (which
 // must then stop decoding into the consumer's buffer).
 import { describe, expect, it } from "vitest";
-import { chunksBetween, ReadAhead } from "../src/read-ahead.js";
+import { chunksBetween, ReadAhead } from "../src/env/read-ahead.js";
 
 interface Issued {
   offset: number;

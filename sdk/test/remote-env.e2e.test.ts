@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { packagedAgent } from "../src/agent-binary.js";
-import { Connection } from "../src/connection.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
-import type { Context, ExecutionEnv } from "../src/types.js";
+import type { Context, ExecutionEnv } from "../src/contract/types.js";
+import { packagedAgent } from "../src/env/agent-binary.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import { Connection } from "../src/wire/connection.js";
 import { patterned } from "./fixtures/patterned.js";
 
 const none: Context = { abortSignal: undefined };

@@ -3,8 +3,8 @@
  * pipelining, paging, sorting, abort points, sessions). It records every request, tracks how many are in flight,
  * and lets a test hook any operation (to abort, fail or reorder) before it is served.
  */
-import type { Connection, RemoteInfo } from "../src/connection.js";
-import { RemoteError } from "../src/connection.js";
+import type { Connection, RemoteInfo } from "../src/wire/connection.js";
+import { RemoteError } from "../src/wire/connection.js";
 
 /** One request the fake received. */
 export interface FakeCall {

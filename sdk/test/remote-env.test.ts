@@ -4,8 +4,8 @@
  * is in remote-env.e2e.test.ts; cross-env conformance lives in spec/.)
  */
 import { describe, expect, it } from "vitest";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
-import type { Context } from "../src/types.js";
+import type { Context } from "../src/contract/types.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
 import { FakeAgent, type FakeEntry, remoteError, wireInfo } from "./remote-env.fake.js";
 
 const KiB = 1024;

@@ -1,6 +1,6 @@
-// RemoteError and isConnectionLost (sdk/src/remote-error.ts), which hosts use on anything a request rejected with.
+// RemoteError and isConnectionLost (sdk/src/wire/remote-error.ts), which hosts use on anything a request rejected with.
 import { describe, expect, it } from "vitest";
-import { closedError, isConnectionLost, lostError, RemoteError } from "../src/remote-error.js";
+import { closedError, isConnectionLost, lostError, RemoteError } from "../src/wire/remote-error.js";
 
 describe("isConnectionLost", () => {
   it("is true only for an error whose fields say lost: true", () => {

@@ -1,14 +1,14 @@
-// The same-host shortcut (sdk/src/same-host.ts): LocalExecutionEnv's whole-file reads and writes move their bytes
+// The same-host shortcut (sdk/src/wire/same-host.ts): LocalExecutionEnv's whole-file reads and writes move their bytes
 // through the agent's open file reopened by this process, with the results and abort points of the pipe path.
 import { chmod, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { hostPlatform } from "../src/agent-binary.js";
-import { type RemoteInfo, toRemoteInfo } from "../src/agent-hello.js";
-import type { Connection } from "../src/connection.js";
-import { LocalExecutionEnv } from "../src/local-env.js";
-import { HANDLE_FD_FEATURE, reopenAgentFile, sameHostFdDir } from "../src/same-host.js";
+import { hostPlatform } from "../src/env/agent-binary.js";
+import { LocalExecutionEnv } from "../src/env/local-env.js";
+import { type RemoteInfo, toRemoteInfo } from "../src/wire/agent-hello.js";
+import type { Connection } from "../src/wire/connection.js";
+import { HANDLE_FD_FEATURE, reopenAgentFile, sameHostFdDir } from "../src/wire/same-host.js";
 import { patterned } from "./fixtures/patterned.js";
 
 const linux = process.platform === "linux";

@@ -12,7 +12,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { getOrThrow } from "../src/result.js";
+import { getOrThrow } from "../src/contract/result.js";
 import { connectSsh } from "../src/ssh/connect.js";
 import { type OpensshCommand, opensshAccess, runSsh, spawnOverOpenssh } from "../src/ssh/openssh.js";
 import { output } from "./fixtures/env-output.js";

@@ -13,10 +13,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packagedAgent } from "../src/agent-binary.js";
-import { isConnectionLost } from "../src/connection.js";
-import type { ExecutionErrorCode, FileErrorCode } from "../src/errors.js";
-import { getOrThrow } from "../src/result.js";
+import type { ExecutionErrorCode, FileErrorCode } from "../src/contract/errors.js";
+import { getOrThrow } from "../src/contract/result.js";
+import { packagedAgent } from "../src/env/agent-binary.js";
 import {
   acceptHostKey,
   connectSsh,
@@ -29,6 +28,7 @@ import {
 import { HostKeyChangedError, HostKeyUnknownError, SshError } from "../src/ssh/errors.js";
 import { opensshCommand, runSsh } from "../src/ssh/openssh.js";
 import { resolveRoute, type SshTargetOptions } from "../src/ssh/target.js";
+import { isConnectionLost } from "../src/wire/connection.js";
 import { output, sha256Of } from "./fixtures/env-output.js";
 import { createUser, isolateHome, type Sshd, startSshd } from "./fixtures/sshd.js";
 

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Connection } from "../src/connection.js";
-import { LocalExecutionEnv } from "../src/local-env.js";
-import { RemoteExecutionEnv } from "../src/remote-env.js";
-import type { FileWatcher, WatchChange } from "../src/types.js";
-import type { RemoteWatchOptions } from "../src/watch.js";
+import type { FileWatcher, WatchChange } from "../src/contract/types.js";
+import { LocalExecutionEnv } from "../src/env/local-env.js";
+import { RemoteExecutionEnv } from "../src/env/remote-env.js";
+import type { RemoteWatchOptions } from "../src/env/watch.js";
+import { Connection } from "../src/wire/connection.js";
 import { heldProcesses } from "./fixtures/connections.js";
 import { realAgent } from "./fixtures/real-agent.js";
 

@@ -1,7 +1,15 @@
-// Reading the agent's replies (sdk/src/wire.ts): a reply of the wrong shape fails with a clear "Malformed agent
+// Reading the agent's replies (sdk/src/wire/wire.ts): a reply of the wrong shape fails with a clear "Malformed agent
 // reply" error naming the field, never with a TypeError later or a wrong value.
 import { describe, expect, it } from "vitest";
-import { infoOfReply, nameBytes, numberField, objectField, parseEntries, parseInfo, stringField } from "../src/wire.js";
+import {
+  infoOfReply,
+  nameBytes,
+  numberField,
+  objectField,
+  parseEntries,
+  parseInfo,
+  stringField,
+} from "../src/wire/wire.js";
 
 const info = { kind: "file", size: 3, mtimeSec: 1, mtimeNsec: 2 };
 

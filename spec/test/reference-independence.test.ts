@@ -65,8 +65,8 @@ describe("the reference env imports nothing from the SDK", () => {
     const source = [
       'import { ok } from "@outpost/sdk";',
       'import type { Context } from "@outpost/sdk";',
-      'export { StreamDecoder } from "../../../sdk/src/decode.js";',
-      'const lazy = await import("../../../sdk/src/result.js");',
+      'export { StreamDecoder } from "../../../sdk/src/contract/decode.js";',
+      'const lazy = await import("../../../sdk/src/contract/result.js");',
       'import "fast-check";',
       'import { spawn } from "node:child_process";',
       'import { toFileInfo } from "./file-info.js";',
@@ -75,9 +75,9 @@ describe("the reference env imports nothing from the SDK", () => {
     expect(refused).toEqual([
       "@outpost/sdk",
       "@outpost/sdk",
-      "../../../sdk/src/decode.js",
+      "../../../sdk/src/contract/decode.js",
       "fast-check",
-      "../../../sdk/src/result.js",
+      "../../../sdk/src/contract/result.js",
     ]);
   });
 });

@@ -30,9 +30,9 @@ if [ -n "${TS_FILES:-}" ]; then
   read -r -a ts_files <<<"$TS_FILES"
   [ "${ts_files[*]}" = none ] && ts_files=()
 elif [ "${ALL:-}" = 1 ]; then
-  mapfile -t ts_files < <(git ls-files 'sdk/src/*.ts' | grep -v -e '^sdk/src/index\.ts$' -e '^sdk/src/types\.ts$')
+  mapfile -t ts_files < <(git ls-files 'sdk/src/*.ts' | grep -v -e '^sdk/src/index\.ts$' -e '^sdk/src/contract/types\.ts$')
 else
-  mapfile -t ts_files < <(changed 'sdk/src/*.ts' | grep -v -e '^sdk/src/index\.ts$' -e '^sdk/src/types\.ts$' || true)
+  mapfile -t ts_files < <(changed 'sdk/src/*.ts' | grep -v -e '^sdk/src/index\.ts$' -e '^sdk/src/contract/types\.ts$' || true)
 fi
 
 # The Go packages: directories of agent-go/internal with non-test Go files.

@@ -75,7 +75,7 @@ describe("the checkpoint reporter", () => {
 
   const mutant = (id: string, status: string, more: Record<string, unknown> = {}) => ({
     id,
-    fileName: join(process.cwd(), "sdk/src/paths.ts"),
+    fileName: join(process.cwd(), "sdk/src/contract/paths.ts"),
     mutatorName: "EqualityOperator",
     replacement: "a >= b",
     location: { start: { line: 3, column: 5 }, end: { line: 3, column: 11 } },
@@ -108,13 +108,13 @@ describe("the checkpoint reporter", () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     saving.onMutantTested(mutant("2", "Survived", { coveredBy: ["long id one", "long id two"] }));
     const report = JSON.parse(readFileSync(file, "utf8"));
-    expect(report.files["sdk/src/paths.ts"].source).toBe(readFileSync("sdk/src/paths.ts", "utf8"));
-    expect(report.files["sdk/src/paths.ts"].mutants).toMatchObject([
+    expect(report.files["sdk/src/contract/paths.ts"].source).toBe(readFileSync("sdk/src/contract/paths.ts", "utf8"));
+    expect(report.files["sdk/src/contract/paths.ts"].mutants).toMatchObject([
       { id: "1", status: "Killed", killedBy: ["1"], location: { start: { line: 3, column: 5 } } },
       { id: "2", status: "Survived", coveredBy: ["0", "1"] },
     ]);
     // A killed mutant is reused while its killing test is unchanged; its covering tests are not needed.
-    expect(report.files["sdk/src/paths.ts"].mutants[0]).not.toHaveProperty("coveredBy");
+    expect(report.files["sdk/src/contract/paths.ts"].mutants[0]).not.toHaveProperty("coveredBy");
     expect(report.testFiles["sdk/test/paths.test.ts"].tests).toEqual([
       { id: "0", name: "one" },
       { id: "1", name: "two", location: { start: { line: 10, column: 3 } } },
@@ -137,7 +137,7 @@ describe("the checkpoint reporter", () => {
     const file = join(dir, "incremental.json");
     writeFileSync(
       file,
-      JSON.stringify({ files: { "sdk/src/paths.ts": { mutants: Array.from({ length: held }, () => ({})) } } }),
+      JSON.stringify({ files: { "sdk/src/contract/paths.ts": { mutants: Array.from({ length: held }, () => ({})) } } }),
     );
     const saving = reporter(file);
     saving.onDryRunCompleted({ result: { tests: [] } });
@@ -149,7 +149,7 @@ describe("the checkpoint reporter", () => {
     ]) {
       await new Promise((resolve) => setTimeout(resolve, 5));
       saving.onMutantTested(mutant(id, status));
-      counts.push(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/paths.ts"].mutants.length);
+      counts.push(JSON.parse(readFileSync(file, "utf8")).files["sdk/src/contract/paths.ts"].mutants.length);
     }
     return counts as [number, number];
   }

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getOrThrow } from "../../sdk/src/result.js";
+import { getOrThrow } from "../../sdk/src/contract/result.js";
 import { acceptHostKey, connectSsh, deployAgent, type SshEnvOptions } from "../../sdk/src/ssh/connect.js";
 import { SshError } from "../../sdk/src/ssh/errors.js";
 import { output, sha256Of } from "../../sdk/test/fixtures/env-output.js";

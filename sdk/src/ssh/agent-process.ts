@@ -6,7 +6,7 @@
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import type { ClientChannel } from "ssh2";
-import type { AgentProcess } from "../connection.js";
+import type { AgentProcess } from "../wire/connection.js";
 import type { OpenRoute } from "./client.js";
 
 /** An agent running at the end of an SSH connection. */

@@ -5,10 +5,10 @@
  * SHA-256 and only then runs it.
  */
 import type { ClientChannel } from "ssh2";
-import { type AgentProcess, Connection } from "../connection.js";
-import type { HostErrorClasses } from "../host-errors.js";
-import { RemoteExecutionEnv } from "../remote-env.js";
-import { err, ok, type Result } from "../result.js";
+import type { HostErrorClasses } from "../contract/host-errors.js";
+import { err, ok, type Result } from "../contract/result.js";
+import { RemoteExecutionEnv } from "../env/remote-env.js";
+import { type AgentProcess, Connection } from "../wire/connection.js";
 import { SshAgentProcess } from "./agent-process.js";
 import { type OpenRoute, openRoute } from "./client.js";
 import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";

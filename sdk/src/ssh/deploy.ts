@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { type AgentManifest, packagedAgent, readManifest } from "../agent-binary.js";
+import { type AgentManifest, packagedAgent, readManifest } from "../env/agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess } from "./remote-access.js";

@@ -13,7 +13,7 @@
 import { constants, readFileSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import type { RemoteInfo } from "./agent-hello.js";
-import type { AgentReply } from "./handle.js";
+import type { Reply } from "./connection-types.js";
 
 /** The agent's `hello.features` name of the descriptors it names for the shortcut. */
 export const HANDLE_FD_FEATURE = "handle.fd";
@@ -59,7 +59,7 @@ export function sameHostFdDir(spawnedPid: number | undefined, info: RemoteInfo):
  */
 export async function reopenAgentFile(
   fdDir: string | undefined,
-  reply: AgentReply,
+  reply: Reply,
   mode: ReopenMode,
 ): Promise<FileHandle | undefined> {
   const fd = reply.json.fd;

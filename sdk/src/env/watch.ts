@@ -3,10 +3,11 @@
  * op). The agent snapshots, rescans and reports; this side relays its events to `onChange` and, when the agent is
  * lost, opens the same watch again once a new agent runs and reports an overflow for what it could not see.
  */
-import { type Connection, isConnectionLost, RemoteError } from "./connection.js";
-import { FileError } from "./errors.js";
-import { toFileError } from "./file-errors.js";
-import type { FileWatcher, WatchChange, WatchTarget } from "./types.js";
+
+import { FileError } from "../contract/errors.js";
+import { toFileError } from "../contract/file-errors.js";
+import type { FileWatcher, WatchChange, WatchTarget } from "../contract/types.js";
+import { type Connection, isConnectionLost, RemoteError } from "../wire/connection.js";
 
 /** Options of a watch, as `NodeExecutionEnv`'s `watch` option. */
 export interface RemoteWatchOptions {

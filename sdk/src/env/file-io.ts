@@ -7,13 +7,13 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
-import { FileError } from "./errors.js";
-import { abortedError, fileErrorFromFields, isAborted, NODE_ABORTED_MESSAGE } from "./file-errors.js";
+import { FileError } from "../contract/errors.js";
+import { abortedError, fileErrorFromFields, isAborted, NODE_ABORTED_MESSAGE } from "../contract/file-errors.js";
+import { err, ok, type Result } from "../contract/result.js";
+import { reopenAgentFile } from "../wire/same-host.js";
+import { isWireObject, parseInfo } from "../wire/wire.js";
 import { type AgentLink, RemoteHandle } from "./handle.js";
 import { chunksBetween, fixedReadsBefore, ReadAhead, settle } from "./read-ahead.js";
-import { err, ok, type Result } from "./result.js";
-import { reopenAgentFile } from "./same-host.js";
-import { isWireObject, parseInfo } from "./wire.js";
 
 /** Node's `kReadFileBufferLength`: the read size for regular files. */
 export const READ_FILE_CHUNK = 512 * 1024;

@@ -5,25 +5,11 @@
  * over the agent's handles; the agent makes the system calls.
  */
 import { randomUUID } from "node:crypto";
-import type { Connection, RemoteInfo } from "./connection.js";
-import { type ExecutionError, FileError } from "./errors.js";
-import { CommandRunner } from "./exec.js";
-import { abortedError, isAborted, nulByteError, toFileError } from "./file-errors.js";
-import { READ_FILE_FEATURE, readFileBytes, readFileText, writeContent } from "./file-io.js";
-import { RemoteHandle } from "./handle.js";
-import { type HostErrorClasses, HostErrors } from "./host-errors.js";
-import {
-  LIST_FILES_FEATURE,
-  type ListFilesOptions,
-  type ListFilesResult,
-  listFilesOnAgent,
-  notSupported,
-  validateListFilesOptions,
-} from "./list-files.js";
-import { listDirectory } from "./listing.js";
-import { basenameOnAgent, dirnameOnAgent, hasNulByte, joinOnAgent, resolveEnvPath } from "./paths.js";
-import { RemoteBinaryReader, RemoteDirReader, RemoteTextLineReader } from "./readers.js";
-import { err, ok, type Result } from "./result.js";
+import { type ExecutionError, FileError } from "../contract/errors.js";
+import { abortedError, isAborted, nulByteError, toFileError } from "../contract/file-errors.js";
+import { type HostErrorClasses, HostErrors } from "../contract/host-errors.js";
+import { basenameOnAgent, dirnameOnAgent, hasNulByte, joinOnAgent, resolveEnvPath } from "../contract/paths.js";
+import { err, ok, type Result } from "../contract/result.js";
 import type {
   BinaryReader,
   Context,
@@ -36,9 +22,23 @@ import type {
   TextLineReader,
   WatchChange,
   WatchTarget,
-} from "./types.js";
+} from "../contract/types.js";
+import type { Connection, RemoteInfo } from "../wire/connection.js";
+import { fileInfo, infoOfReply, isRepresentable, stringField } from "../wire/wire.js";
+import { CommandRunner } from "./exec.js";
+import { READ_FILE_FEATURE, readFileBytes, readFileText, writeContent } from "./file-io.js";
+import { RemoteHandle } from "./handle.js";
+import {
+  LIST_FILES_FEATURE,
+  type ListFilesOptions,
+  type ListFilesResult,
+  listFilesOnAgent,
+  notSupported,
+  validateListFilesOptions,
+} from "./list-files.js";
+import { listDirectory } from "./listing.js";
+import { RemoteBinaryReader, RemoteDirReader, RemoteTextLineReader } from "./readers.js";
 import { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";
-import { fileInfo, infoOfReply, isRepresentable, stringField } from "./wire.js";
 
 /** Options of {@link RemoteExecutionEnv}. */
 export interface RemoteExecutionEnvOptions {

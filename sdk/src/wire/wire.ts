@@ -3,7 +3,7 @@
  * agent's `info` objects. A reply that lacks a field it must have is a protocol fault, reported as an `Error`
  * (which file operations map to `unknown`).
  */
-import type { FileInfo, FileKind, LineScan } from "./types.js";
+import type { FileInfo, FileKind, LineScan } from "../contract/types.js";
 
 /** The agent's description of one path: `{name, kind, size, mtimeSec, mtimeNsec, dev, ino}`. */
 export interface WireInfo {

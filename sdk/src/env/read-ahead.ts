@@ -3,7 +3,7 @@
  * so a large read costs about one round trip per `depth` chunks instead of one per chunk. The caller still sees
  * the results one by one, in order, exactly as a sequential loop would.
  */
-import { err, ok, type Result } from "./result.js";
+import { err, ok, type Result } from "../contract/result.js";
 
 /** One planned positional read. */
 export interface PlannedRead {

@@ -1,11 +1,21 @@
 /** A request the connection has sent and not yet settled. */
-import type { AgentSession } from "./agent-session.js";
 import type { Reply, RequestOptions } from "./connection-types.js";
 import type { RemoteError } from "./remote-error.js";
 
+/**
+ * What a request needs of the agent session it was sent on (an `AgentSession` is one): the requests pending on it
+ * and the count that decides whether it keeps the host process alive. An interface here rather than an import of
+ * agent-session.ts, which imports this module: the two would otherwise import each other.
+ */
+export interface RequestSession {
+  readonly pending: Map<number, PendingRequest>;
+  foreground: number;
+  updateRef(): void;
+}
+
 /** A request waiting for its result. Settling it forgets it, detaches its abort listener and updates the ref. */
 export class PendingRequest {
-  readonly #session: AgentSession;
+  readonly #session: RequestSession;
   readonly #id: number;
   readonly #signal: AbortSignal | undefined;
   readonly #resolve: (reply: Reply) => void;
@@ -23,7 +33,7 @@ export class PendingRequest {
   timer: NodeJS.Timeout | undefined;
 
   constructor(
-    session: AgentSession,
+    session: RequestSession,
     id: number,
     options: RequestOptions,
     resolve: (reply: Reply) => void,

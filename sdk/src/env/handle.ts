@@ -3,7 +3,7 @@
  * bound to the session that opened them.
  */
 import type { FileHandle } from "node:fs/promises";
-import { numberField } from "./wire.js";
+import { numberField } from "../wire/wire.js";
 
 /** A successful reply: its JSON, its raw payload and the agent session that answered. */
 export interface AgentReply {

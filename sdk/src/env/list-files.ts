@@ -2,10 +2,11 @@
  * The SDK half of `listFiles` (spec/semantics.md §19): option validation, the feature check, reassembling the
  * agent's pages in order, `onPage` delivery and the abort checkpoints between pages. The agent walks the tree.
  */
-import type { Connection } from "./connection.js";
-import { FileError } from "./errors.js";
-import { abortedError, isAborted, toFileError } from "./file-errors.js";
-import { err, ok, type Result, toError } from "./result.js";
+
+import { FileError } from "../contract/errors.js";
+import { abortedError, isAborted, toFileError } from "../contract/file-errors.js";
+import { err, ok, type Result, toError } from "../contract/result.js";
+import type { Connection } from "../wire/connection.js";
 
 /** Options of `listFiles`. */
 export interface ListFilesOptions {

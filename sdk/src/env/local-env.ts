@@ -1,7 +1,8 @@
 /** `LocalExecutionEnv`: the Outpost agent for this machine, started as a child process, behind `ExecutionEnv`. */
+
+import type { HostErrorClasses } from "../contract/host-errors.js";
+import { Connection } from "../wire/connection.js";
 import { packagedAgent } from "./agent-binary.js";
-import { Connection } from "./connection.js";
-import type { HostErrorClasses } from "./host-errors.js";
 import { RemoteExecutionEnv } from "./remote-env.js";
 import type { RemoteWatchOptions } from "./watch.js";
 

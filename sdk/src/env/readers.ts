@@ -3,15 +3,23 @@
  * text line reader and a directory reader. Their checkpoints and validation follow `NodeExecutionEnv`'s readers:
  * the abort check comes first, then the closed check, then argument validation.
  */
-import { StreamDecoder } from "./decode.js";
-import { FileError } from "./errors.js";
-import { abortedError, fileErrorCode, fileErrorFromFields, isAborted, toFileError } from "./file-errors.js";
+import { StreamDecoder } from "../contract/decode.js";
+import { FileError } from "../contract/errors.js";
+import { abortedError, fileErrorCode, fileErrorFromFields, isAborted, toFileError } from "../contract/file-errors.js";
+import { basenameOnAgent, type PathRules, resolveOnAgent } from "../contract/paths.js";
+import { err, ok, type Result } from "../contract/result.js";
+import type {
+  BinaryReader,
+  Context,
+  DirReader,
+  FileInfo,
+  LineScan,
+  TextLine,
+  TextLineReader,
+} from "../contract/types.js";
+import { fileInfo, infoOfReply, isRepresentable, parseEntries, parseLineScan, type WireEntry } from "../wire/wire.js";
 import type { RemoteHandle } from "./handle.js";
-import { basenameOnAgent, type PathRules, resolveOnAgent } from "./paths.js";
 import { chunksBetween, ReadAhead } from "./read-ahead.js";
-import { err, ok, type Result } from "./result.js";
-import type { BinaryReader, Context, DirReader, FileInfo, LineScan, TextLine, TextLineReader } from "./types.js";
-import { fileInfo, infoOfReply, isRepresentable, parseEntries, parseLineScan, type WireEntry } from "./wire.js";
 
 /** Bytes of one `BinaryReader.read` request to the agent. */
 export const BINARY_READ_CHUNK = 256 * 1024;

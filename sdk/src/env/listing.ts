@@ -3,12 +3,12 @@
  * the raw bytes of its name on POSIX (libuv sorts with `strcmp`; Windows keeps the file system's order), and then
  * turned into `FileInfo`s in that order, where the first entry that could not be lstat'ed fails the whole listing.
  */
-import { FileError } from "./errors.js";
-import { abortedError, fileErrorFromFields, isAborted, toFileError } from "./file-errors.js";
+import { FileError } from "../contract/errors.js";
+import { abortedError, fileErrorFromFields, isAborted, toFileError } from "../contract/file-errors.js";
+import { basenameOnAgent, isWindows, type PathRules, resolveOnAgent } from "../contract/paths.js";
+import type { FileInfo } from "../contract/types.js";
+import { fileInfo, isRepresentable, nameBytes, parseEntries, type WireEntry } from "../wire/wire.js";
 import { type AgentLink, type AgentReply, RemoteHandle } from "./handle.js";
-import { basenameOnAgent, isWindows, type PathRules, resolveOnAgent } from "./paths.js";
-import type { FileInfo } from "./types.js";
-import { fileInfo, isRepresentable, nameBytes, parseEntries, type WireEntry } from "./wire.js";
 
 /** Entries asked for per `readdir` request. */
 export const LIST_PAGE = 1000;

@@ -18,8 +18,8 @@ export interface AgentManifest {
   agents: Record<string, AgentManifestEntry>;
 }
 
-/** The SDK package root: this module is in `src/` (sources) or `dist/` (build), one level below it. */
-const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+/** The SDK package root: this module is in `src/env/` (sources) or `dist/env/` (build), two levels below it. */
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const BIN_DIR = join(PACKAGE_ROOT, "bin");
 
 /** This machine's platform in the SDK's naming: `linux`, `darwin`, `windows` (for `win32`) or `android`. */

@@ -2,11 +2,18 @@
  * The SDK half of `exec`: what `NodeExecutionEnv` decides before spawning (abort, timeout validation, cwd, env),
  * delivering output to `onOutput`, and the result precedence. The agent runs the process.
  */
-import { type Connection, isConnectionLost, RemoteError } from "./connection.js";
-import { ExecutionError } from "./errors.js";
-import { wellFormed } from "./frame.js";
-import { err, ok, type Result, toError } from "./result.js";
-import type { Context, ShellExecOptions, ShellExecResult, ShellOutputInfo, ShellOutputSkip } from "./types.js";
+
+import { ExecutionError } from "../contract/errors.js";
+import { err, ok, type Result, toError } from "../contract/result.js";
+import type {
+  Context,
+  ShellExecOptions,
+  ShellExecResult,
+  ShellOutputInfo,
+  ShellOutputSkip,
+} from "../contract/types.js";
+import { type Connection, isConnectionLost, RemoteError } from "../wire/connection.js";
+import { wellFormed } from "../wire/frame.js";
 
 /** Node's largest timer delay, so the largest timeout `exec` accepts (in ms). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
