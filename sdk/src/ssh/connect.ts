@@ -19,7 +19,14 @@ import { detectPlatformOn, type RemotePlatform } from "./platform.js";
 import { ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { ssh2Call } from "./ssh2-call.js";
-import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
+import {
+  checkIdentityFiles,
+  parseTarget,
+  type Route,
+  resolveRoute,
+  type SshTargetOptions,
+  validateTargetOptions,
+} from "./target.js";
 import { windowsAgentPaths, windowsLaunchCommand } from "./windows.js";
 
 /** Options of {@link sshConnection} and {@link connectSsh}. */
@@ -130,6 +137,8 @@ async function launchOverOpenssh(
   args: readonly string[],
 ): Promise<AgentProcess> {
   const route = await resolveRoute(target, options);
+  // The scan below sends no key; the files ssh will offer are checked here, before any connection.
+  await checkIdentityFiles(options);
   const last = route.hops[route.hops.length - 1];
   const key = await scanRoute(route, options).catch((error: unknown) => {
     if (error instanceof SshError && (error.code === "connect" || error.code === "auth")) return undefined;
