@@ -78,8 +78,8 @@ export function validateSearchFilesOptions(
   if (typeof pattern !== "string") return invalid("pattern must be a string");
   const wire: WireOptions = { pattern };
   for (const name of ["literal", "ignoreCase", "smartCase", "wordRegexp"] as const) {
-    const value = options?.[name] ?? false;
-    if (typeof value !== "boolean") return invalid(`${name} must be a boolean`);
+    const value = options?.[name];
+    if (value !== undefined && typeof value !== "boolean") return invalid(`${name} must be a boolean`);
     if (value) wire[name] = true;
   }
   const glob = options?.glob;
@@ -88,9 +88,9 @@ export function validateSearchFilesOptions(
     wire.glob = [...glob];
   } else if (glob !== undefined) return invalid("glob must be a string or a non-empty array of strings");
   for (const name of ["hidden", "ignore"] as const) {
-    const value = options?.[name] ?? true;
-    if (typeof value !== "boolean") return invalid(`${name} must be a boolean`);
-    wire[name] = value;
+    const value = options?.[name];
+    if (value !== undefined && typeof value !== "boolean") return invalid(`${name} must be a boolean`);
+    wire[name] = value ?? true;
   }
   for (const name of ["before", "after"] as const) {
     const value = options?.[name];
