@@ -1,5 +1,5 @@
 /** The env the adapters take, and the few env calls several of them share. */
-import type { ExecutionEnv, FileError, FileInfo, Result } from "@outpost/sdk";
+import type { ExecutionEnv, FileError, FileInfo, Result, SearchFilesOptions, SearchFilesResult } from "@outpost/sdk";
 
 /** Options of Outpost's `listFiles` (spec/semantics.md §19), which not every env has. */
 export interface ListFilesOptions {
@@ -24,12 +24,30 @@ export interface ListFilesCapable {
   ): Promise<Result<ListFilesResult, FileError>>;
 }
 
-/** Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` where the env has it. */
-export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable>;
+/** An env that may search a tree on the target in one call (Outpost's `searchFiles`, spec/semantics.md §22). */
+export interface SearchFilesCapable {
+  searchFiles(
+    path: string,
+    pattern: string,
+    options: SearchFilesOptions | undefined,
+    context: { abortSignal: AbortSignal | undefined },
+  ): Promise<Result<SearchFilesResult, FileError>>;
+}
+
+/**
+ * Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` and `searchFiles` where the env has
+ * them.
+ */
+export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable> & Partial<SearchFilesCapable>;
 
 /** The env's `listFiles`, when it has one (feature detection: older envs and plain Durable envs lack it). */
 export function listFilesOf(env: OutpostEnv): ListFilesCapable["listFiles"] | undefined {
   return typeof env.listFiles === "function" ? env.listFiles.bind(env) : undefined;
+}
+
+/** The env's `searchFiles`, when it has one (an agent that lacks the feature still answers `not_supported`). */
+export function searchFilesOf(env: OutpostEnv): SearchFilesCapable["searchFiles"] | undefined {
+  return typeof env.searchFiles === "function" ? env.searchFiles.bind(env) : undefined;
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
- * The search behind the grep tool, on the target: `rg --json` started there through `exec` when the target has
- * ripgrep, else a search through the env itself (the target's file listing, each file streamed line by line, a
- * regular expression per line). Both stop at the match limit; neither reads the local disk.
+ * The search behind the grep tool, on the target, first of these that can: the env's `searchFiles` (the agent walks
+ * and matches, one call), `rg --json` started there through `exec` when the target has ripgrep, else a search
+ * through the env itself (the target's file listing, each file streamed line by line, a regular expression per
+ * line). All stop at the match limit; none reads the local disk.
  */
-import { type OutpostEnv, statFollowing } from "./env.js";
+import { posix } from "node:path";
+import { type OutpostEnv, searchFilesOf, statFollowing } from "./env.js";
 import { contextOf } from "./errno.js";
 import { findCommand, listTargetFiles } from "./target-files.js";
 
@@ -35,7 +37,7 @@ export interface GrepFindings {
 }
 
 /** Which search ran: tests and users who want to know where a result came from. */
-export type GrepBackend = "ripgrep" | "env";
+export type GrepBackend = "searchFiles" | "ripgrep" | "env";
 
 /** The failure pi reports when its signal stopped the search. */
 export class GrepAborted extends Error {
@@ -192,13 +194,71 @@ async function searchThroughEnv(
   return findings;
 }
 
-/** Searches on the target with the backend chosen (default: ripgrep where the target has it, else the env). */
+/** The UTF-8 byte order mark, which ripgrep leaves out of a file's first line. */
+const BOM = "\uFEFF";
+
+/**
+ * Searches with the env's `searchFiles` (pi's flags: hidden files searched, `.gitignore` honoured) and returns the
+ * findings as ripgrep's would be, or why the next backend must search instead: the env has no `searchFiles`, its
+ * agent lacks the feature, or the agent refused the call — a pattern its engine does not take (`a**`, which
+ * ripgrep takes; look-around, which ripgrep refuses with its own message) or a root that is neither a directory nor
+ * a regular file (a FIFO, which ripgrep waits on).
+ */
+async function searchWithSearchFiles(
+  env: OutpostEnv,
+  query: GrepQuery,
+  signal: AbortSignal | undefined,
+): Promise<GrepFindings | { refused: string }> {
+  const searchFiles = searchFilesOf(env);
+  if (searchFiles === undefined) return { refused: "the env has no searchFiles" };
+  const result = await searchFiles(
+    query.searchPath,
+    query.pattern,
+    {
+      literal: query.literal === true,
+      ignoreCase: query.ignoreCase === true,
+      hidden: true,
+      ignore: true,
+      limit: query.limit,
+      ...(query.glob ? { glob: query.glob } : {}),
+    },
+    contextOf(signal),
+  );
+  if (!result.ok) {
+    if (result.error.code === "aborted" || signal?.aborted) throw new GrepAborted();
+    return { refused: result.error.message };
+  }
+  const findings: GrepFindings = { matches: [], matchCount: 0, limitReached: false };
+  for (const match of result.value.matches) {
+    findings.matchCount++;
+    // ripgrep counts a match behind a name that is not UTF-8 but gives no text path for it, so pi lists none.
+    if (match.path.includes("\uFFFD")) continue;
+    const filePath = query.isDirectory ? posix.join(query.searchPath, match.path) : query.searchPath;
+    let lineText: string | undefined =
+      match.line === 1 && match.text.startsWith(BOM) ? match.text.slice(1) : match.text;
+    // A line that is not UTF-8 comes from ripgrep as bytes, which pi then reads from the file: so here too.
+    if (lineText.includes("\uFFFD")) lineText = undefined;
+    findings.matches.push({ filePath, lineNumber: match.line, lineText });
+  }
+  findings.limitReached = findings.matchCount >= query.limit;
+  return findings;
+}
+
+/**
+ * Searches on the target with the backend chosen (default: `searchFiles` where the env and its agent have it, then
+ * ripgrep where the target has it, then the env's own search).
+ */
 export async function searchTarget(
   env: OutpostEnv,
   query: GrepQuery,
   signal: AbortSignal | undefined,
   backend?: GrepBackend,
 ): Promise<GrepFindings> {
+  if (backend === undefined || backend === "searchFiles") {
+    const found = await searchWithSearchFiles(env, query, signal);
+    if (!("refused" in found)) return found;
+    if (backend === "searchFiles") throw new Error(found.refused);
+  }
   const rg = backend === "env" ? undefined : await findCommand(env, ["rg"]);
   if (rg !== undefined) return searchWithRipgrep(env, rg, query, signal);
   if (backend === "ripgrep") throw new Error("ripgrep (rg) is not installed on the target");
