@@ -22,7 +22,7 @@ const context = { abortSignal: undefined };
 const PER_DIR = 20;
 
 /** Where a program lives, or undefined: Debian names fd `fdfind`. */
-async function which(...names: string[]): Promise<string | undefined> {
+export async function which(...names: string[]): Promise<string | undefined> {
   for (const name of names) {
     const found = await output("sh", ["-c", `command -v ${name}`], "/");
     if (found.code === 0 && found.text.trim() !== "") return found.text.trim();
@@ -41,8 +41,8 @@ async function output(program: string, args: string[], cwd: string): Promise<{ c
   });
 }
 
-/** Runs a program and counts the lines it prints (without keeping them). */
-function countLines(program: string, args: string[], cwd: string): Promise<number> {
+/** Runs a program and counts the lines it prints (without keeping them); exit 1 (grep's "no match") is 0 lines. */
+export function countLines(program: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd, stdio: ["ignore", "pipe", "inherit"] });
     let lines = 0;
@@ -50,12 +50,21 @@ function countLines(program: string, args: string[], cwd: string): Promise<numbe
       for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
     });
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(lines) : reject(new Error(`${program} exited with ${code}`))));
+    child.on("close", (code) =>
+      code === 0 || (code === 1 && lines === 0) ? resolve(lines) : reject(new Error(`${program} exited with ${code}`)),
+    );
   });
 }
 
-/** Writes the tree; returns the number of directories. */
-async function makeTree(root: string, files: number): Promise<number> {
+/**
+ * Writes the tree; returns the number of directories. `content` gives the n-th file's text (default: empty files;
+ * the search rows, tools/bench-search.ts, fill the same tree with text).
+ */
+export async function makeTree(
+  root: string,
+  files: number,
+  content: (n: number) => string = () => "",
+): Promise<number> {
   const dirs = Math.ceil(files / PER_DIR);
   const fanout = Math.max(2, Math.ceil(Math.cbrt(dirs)));
   await output("git", ["init", "-q", root], "/");
@@ -77,7 +86,7 @@ async function makeTree(root: string, files: number): Promise<number> {
         for (let f = 0; f < PER_DIR && written < files; f++, written++) {
           const ext = f % 10 === 0 ? "log" : f % 10 === 1 ? "tmp" : f % 10 === 2 ? "js" : "ts";
           const name = f === 1 && c % 5 === 0 ? "keep.tmp" : f === 3 ? `generated-${f}.ts` : `file${f}.${ext}`;
-          pending.push(writeFile(join(leaf, name), ""));
+          pending.push(writeFile(join(leaf, name), content(written)));
           if (pending.length >= 256) await Promise.all(pending.splice(0));
         }
       }

@@ -9,11 +9,12 @@
 // `cat` in the 64 MiB rows (the bytes through a spawned `cat`'s pipe: the bulk floor, tools/bench-pipe-floor.ts),
 // `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
 // channel / through `ssh -T host cat`), `ssh2-exec` (an exec channel on one connection), `ssh-true` (a fresh
-// `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts) and the watching rows (tools/bench-watch.ts).
+// `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts), the searchFiles and pi grep rows
+// (tools/bench-search.ts) and the watching rows (tools/bench-watch.ts).
 //
 // Flags: --no-ssh (leave the SSH side out), --quick (a smoke run: 2 rounds, few calls, 1 MiB instead of 64 MiB, smaller bursts; its row names differ,
 // so it is never compared with a full run), --json <file|-> (the rows as JSON; `-` prints JSON on stdout and the
-// table on stderr), --only <sections> (comma-separated: ops, list-files, watch), --compare <before.json> <after.json>
+// table on stderr), --only <sections> (comma-separated: ops, list-files, search, watch), --compare <before.json> <after.json>
 // (prints after/before per row and candidate, without measuring), --pin <cpu> (runs the bench, and every process it
 // starts — agents, sshd, cat — on that one CPU, see pinToCpu).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
@@ -43,6 +44,7 @@ import {
 } from "./bench-harness.js";
 import { benchListFiles } from "./bench-list-files.js";
 import { catRead, catWrite } from "./bench-pipe-floor.js";
+import { benchSearch } from "./bench-search.js";
 import { type SshSide, sshUnavailable, startSshSide } from "./bench-ssh.js";
 import { benchWatch } from "./bench-watch.js";
 
@@ -60,7 +62,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, noSsh: false, sections: new Set(["ops", "list-files", "watch"]) };
+  const options: Options = { quick: false, noSsh: false, sections: new Set(["ops", "list-files", "search", "watch"]) };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") options.quick = true;
@@ -568,6 +570,7 @@ async function main(argv: string[]): Promise<void> {
     const sections: [string, (dir: string) => Promise<RowResult[]>][] = [
       ["ops", (dir) => benchOps(options, dir, log)],
       ["list-files", (dir) => benchListFiles(dir, options.quick, log)],
+      ["search", (dir) => benchSearch(dir, options.quick, log)],
       ["watch", (dir) => benchWatch(dir, options.quick, log)],
     ];
     for (const [name, bench] of sections) {
