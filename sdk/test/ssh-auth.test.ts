@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyAuthMethod, AuthenticationType, NextAuthHandler } from "ssh2";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { needTool } from "../../tools/system-tools.js";
 import { type AuthAttempt, AuthReport, authHandler, authMethods, hostKeyAlgorithms } from "../src/ssh/client.js";
 import type { HostTrust } from "../src/ssh/known-hosts.js";
 import type { Hop } from "../src/ssh/target.js";
@@ -20,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function keyFile(name: string, passphrase: string): string {
   const file = join(dir, name);
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", passphrase, "-f", file]);
+  execFileSync(needTool("ssh-keygen"), ["-q", "-t", "ed25519", "-N", passphrase, "-f", file]);
   return file;
 }
 const plainKey = keyFile("plain", "");
