@@ -7,13 +7,15 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { deploy } from "./commands/deploy.js";
 import { doctor } from "./commands/doctor.js";
 import { cat, find, get, ls, put, rm, watch } from "./commands/files.js";
+import { type GrepOptions, grep } from "./commands/grep.js";
 import { accept, forget, scan } from "./commands/hosts.js";
 import { runCommand } from "./commands/run.js";
 import { CliFailure, EXIT, usage } from "./exit.js";
 import { isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
 
 const EXIT_CODES = `
-Exit codes: 0 ok, 1 failure, 2 usage error; exec and sh exit with the remote command's code (130 after Ctrl-C).
+Exit codes: 0 ok, 1 failure, 2 usage error; exec and sh exit with the remote command's code (130 after Ctrl-C);
+grep exits as ripgrep: 0 something matched, 1 nothing matched, 2 an error.
 <target> is "local" (this machine, through the local agent) or an SSH target: user@host[:port] or an ssh config alias.`;
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -23,6 +25,14 @@ function collect(value: string, previous: string[] | undefined): string[] {
 function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isSafeInteger(number) || number <= 0) throw new InvalidArgumentError("expected a positive integer");
+  return number;
+}
+
+function contextLines(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 0 || number > 1000) {
+    throw new InvalidArgumentError("expected an integer from 0 to 1000");
+  }
   return number;
 }
 
@@ -132,6 +142,26 @@ function program(): Command {
         options: { glob?: string[]; limit?: number; hidden: boolean; ignore: boolean },
         command: Command,
       ) => on(command, target, async (session) => void (await find(session, dir, options))),
+    );
+
+  root
+    .command("grep")
+    .description("search files for a pattern, gitignore-aware, printed as ripgrep prints (the agent's searchFiles)")
+    .argument("<target>")
+    .argument("<pattern>", "a regular expression (ripgrep's syntax), or a fixed string with -F")
+    .argument("[dir]", "a directory or a file (default: the working directory)")
+    .option("-g, --glob <pattern>", "a gitignore-style pattern files must match (repeatable)", collect)
+    // ripgrep's -i, -F and -C are taken by every command's --identity, --ssh-config and --cwd: long forms only.
+    .option("--ignore-case", "match case-insensitively (rg's -i)")
+    .option("-S, --smart-case", "case-insensitive when the pattern has no uppercase letter")
+    .option("--fixed-strings", "the pattern is a fixed string (rg's -F)")
+    .option("-w, --word-regexp", "only whole-word matches")
+    .option("--context <N>", "N lines of context before and after each match (rg's -C)", contextLines)
+    .option("-n, --limit <N>", "print at most N matches", positiveInteger)
+    .option("--no-hidden", "skip dot-files and dot-directories")
+    .option("--no-ignore", "do not honour .gitignore and .ignore files")
+    .action((target: string, pattern: string, dir: string | undefined, options: GrepOptions, command: Command) =>
+      on(command, target, (session) => grep(session, pattern, dir, options)),
     );
 
   root
