@@ -118,9 +118,12 @@ func write(t *testing.T, path string, content []byte) {
 	}
 }
 
-// genContent is a file's bytes: lines of words, with CRLF, non-UTF-8 bytes, long lines and NUL bytes sometimes.
+// genContent is a file's bytes: lines of words, with a UTF-8 BOM, CRLF, non-UTF-8 bytes, long lines and NUL bytes sometimes.
 func genContent(rnd *rand.Rand) []byte {
 	var b bytes.Buffer
+	if rnd.IntN(10) == 0 {
+		b.WriteString("\xEF\xBB\xBF")
+	}
 	for range rnd.IntN(30) {
 		for range rnd.IntN(6) {
 			b.WriteString(words[rnd.IntN(len(words))])

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { type ExecutionEnv, LocalExecutionEnv } from "@outpost/sdk";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { createOutpostToolDefinitions } from "../src/index.js";
-import { ENV_GREP_CASES } from "./cases.js";
+import { CASES, ENV_GREP_CASES } from "./cases.js";
 import { defineDifferential, TARGET_FULL_OUTPUT } from "./differential.js";
 import { buildScenario } from "./scenario.js";
 
@@ -18,7 +18,7 @@ function localSide(
   base: string,
   name: string,
   makeEnv: (cwd: string) => ExecutionEnv & { close?: () => Promise<void> },
-  grepBackend?: "env",
+  grepBackend?: "env" | "ripgrep",
 ) {
   const root = join(base, name);
   mkdirSync(root);
@@ -49,6 +49,12 @@ const referenceEnv = (cwd: string) => new NodeExecutionEnv({ cwd });
 defineDifferential({
   title: "pi differential (LocalExecutionEnv)",
   setup: async (base) => localSide(base, "outpost", agentEnv),
+});
+
+defineDifferential({
+  title: "pi differential, grep through ripgrep on the target (not the agent's searchFiles)",
+  cases: CASES.filter((toolCase) => toolCase.tool === "grep"),
+  setup: async (base) => localSide(base, "outpost-rg-grep", agentEnv, "ripgrep"),
 });
 
 defineDifferential({
