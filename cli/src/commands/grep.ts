@@ -28,9 +28,9 @@ export function grepLines(match: SearchMatch, prefix: string): string[] {
   const path = prefix + match.path;
   const lines: string[] = [];
   const first = match.line - match.before.length;
-  match.before.forEach((text, i) => lines.push(`${path}-${first + i}-${text}`));
+  for (const [i, text] of match.before.entries()) lines.push(`${path}-${first + i}-${text}`);
   lines.push(`${path}:${match.line}:${match.text}`);
-  match.after.forEach((text, i) => lines.push(`${path}-${match.line + 1 + i}-${text}`));
+  for (const [i, text] of match.after.entries()) lines.push(`${path}-${match.line + 1 + i}-${text}`);
   return lines;
 }
 
