@@ -41,7 +41,7 @@ async function output(program: string, args: string[], cwd: string): Promise<{ c
   });
 }
 
-/** Runs a program and counts the lines it prints (without keeping them); exit 1 (grep's "no match") is 0 lines. */
+/** Runs a program and counts the lines it prints (without keeping them). */
 export function countLines(program: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd, stdio: ["ignore", "pipe", "inherit"] });
@@ -50,20 +50,18 @@ export function countLines(program: string, args: string[], cwd: string): Promis
       for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
     });
     child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 || (code === 1 && lines === 0) ? resolve(lines) : reject(new Error(`${program} exited with ${code}`)),
-    );
+    child.on("close", (code) => (code === 0 ? resolve(lines) : reject(new Error(`${program} exited with ${code}`))));
   });
 }
 
 /**
- * Writes the tree; returns the number of directories. `content` gives the n-th file's text (default: empty files;
- * the search rows, tools/bench-search.ts, fill the same tree with text).
+ * Writes the tree; returns the number of directories. `content` gives each file's text from its index (default
+ * empty: the listing rows need names only; the search rows, tools/bench-search-files.ts, fill the same tree).
  */
 export async function makeTree(
   root: string,
   files: number,
-  content: (n: number) => string = () => "",
+  content: (index: number) => string = () => "",
 ): Promise<number> {
   const dirs = Math.ceil(files / PER_DIR);
   const fanout = Math.max(2, Math.ceil(Math.cbrt(dirs)));
@@ -97,7 +95,12 @@ export async function makeTree(
 }
 
 /** A candidate that fails if a later call lists a different number of paths than its first call. */
-function counted(name: string, list: () => Promise<number>, counts: Map<string, number>, anchor = false): Candidate {
+export function counted(
+  name: string,
+  list: () => Promise<number>,
+  counts: Map<string, number>,
+  anchor = false,
+): Candidate {
   return {
     name,
     anchor,

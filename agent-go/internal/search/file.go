@@ -105,7 +105,9 @@ func searchFile(f *os.File, size int64, buf []byte, path string, m *Matcher, set
 	}
 	s := &fileSearch{m: m, set: set, path: path, emit: emit, stop: stop, data: buf[:n], lineNo: 1}
 	if whole {
-		return s.finish(s.region(0, n))
+		start := bomLength(s.data)
+		s.floor = start
+		return s.finish(s.region(start, n))
 	}
 	return s.finish(s.stream(f))
 }
@@ -158,10 +160,19 @@ func prescan(f *os.File, buf []byte, n int) outcome {
 	}
 }
 
+// bomLength is the length of a UTF-8 byte order mark at the start of data: ripgrep leaves it out of the first line.
+func bomLength(data []byte) int {
+	if bytes.HasPrefix(data, []byte("\xEF\xBB\xBF")) {
+		return 3
+	}
+	return 0
+}
+
 // stream searches f block by block, keeping the partial last line and the lines before-context may need.
 func (s *fileSearch) stream(f *os.File) error {
 	s.data = s.data[:0]
 	start := 0
+	first := true
 	for {
 		if s.stop.Load() {
 			return errStop
@@ -177,6 +188,11 @@ func (s *fileSearch) stream(f *os.File) error {
 		}
 		n, err := f.Read(s.data[len(s.data):cap(s.data)])
 		s.data = s.data[:len(s.data)+n]
+		if first && len(s.data) >= 3 {
+			first = false
+			start = bomLength(s.data)
+			s.floor = start
+		}
 		eof := err == io.EOF || (err == nil && n == 0)
 		if err != nil && !eof {
 			return err

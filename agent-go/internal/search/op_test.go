@@ -292,6 +292,14 @@ func TestLargeFilesAcrossBlocks(t *testing.T) {
 	equal(t, result["skipped"], int64(1))
 }
 
+func TestUTF8ByteOrderMark(t *testing.T) {
+	big := "\xEF\xBB\xBFhello x\n" + strings.Repeat("filler line\n", 30000) + "hello\n"
+	root := tree(t, map[string]string{"small": "\xEF\xBB\xBFhello x\nhello\n", "big": big})
+	matches, _ := ok(t, map[string]any{"path": root, "pattern": "^hello"})
+	equal(t, brief(matches), []string{"big:1:hello x[0-5]", "big:30002:hello[0-5]", "small:1:hello x[0-5]",
+		"small:2:hello[0-5]"})
+}
+
 func TestInvalidUTF8(t *testing.T) {
 	root := tree(t, map[string]string{"f": "a\xffb foo\n", "n\xfe": "foo\n"})
 	matches, _ := ok(t, map[string]any{"path": root, "pattern": "foo"})

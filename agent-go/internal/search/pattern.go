@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,6 +28,11 @@ type Matcher struct {
 	fixed []byte
 	// required, when set, is a case-sensitive string every match contains: a block without it has no match.
 	required []byte
+	// anyOf, when set, are strings one of which every match contains (an alternation's); folded: compared with the
+	// block's ASCII lowercase (they are lowercase ASCII, without the letters Unicode folds beyond ASCII).
+	anyOf  [][]byte
+	folded bool
+	lower  sync.Pool
 	// word: the wordRegexp wrappers (group 1 is the match); atStart searches a line from its start, inside from
 	// where the previous match ended — its left side is a character at or after that point, as ripgrep searches.
 	word            bool
@@ -81,6 +87,12 @@ func Compile(pattern string, opts PatternOptions) (*Matcher, error) {
 			m.fixed = []byte(pattern)
 		}
 		m.required = requiredLiteral(tree)
+	}
+	if m.fixed == nil && m.required == nil {
+		m.anyOf, m.folded = requiredSet(tree)
+		if m.folded {
+			m.lower.New = func() any { return new([]byte) }
+		}
 	}
 	return m, nil
 }
@@ -189,6 +201,87 @@ func requiredLiteral(re *syntax.Regexp) []byte {
 	return nil
 }
 
+// maxSet bounds the strings of a prefilter set: beyond, one regex pass is cheaper than that many searches.
+const maxSet = 8
+
+// requiredSet is a set of strings one of which every match of re contains, for the prefilter, or nil. folded: the
+// strings are matched case-insensitively, and then they are lowercase ASCII without `k` and `s` (which Unicode folds
+// to the Kelvin sign and the long s: an ASCII lowercase of the block would miss those).
+func requiredSet(re *syntax.Regexp) (set [][]byte, folded bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		text := string(re.Rune)
+		if re.Flags&syntax.FoldCase == 0 {
+			if strings.ContainsRune(text, utf8.RuneError) {
+				return nil, false
+			}
+			return [][]byte{[]byte(text)}, false
+		}
+		lower := strings.ToLower(text)
+		for i := 0; i < len(lower); i++ {
+			if lower[i] >= utf8.RuneSelf || lower[i] == 'k' || lower[i] == 's' {
+				return nil, false
+			}
+		}
+		return [][]byte{[]byte(lower)}, true
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredSet(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredSet(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var all [][]byte
+		var anyFolded bool
+		for _, sub := range re.Sub {
+			set, folded := requiredSet(sub)
+			if set == nil {
+				return nil, false
+			}
+			all, anyFolded = append(all, set...), anyFolded || folded
+		}
+		if len(all) > maxSet {
+			return nil, false
+		}
+		if anyFolded {
+			// Mixed sets are compared folded: lowercase the case-sensitive ones too (a superset, still exact
+			// after the regex verifies the line), unless one cannot be.
+			for i, lit := range all {
+				lower := bytes.ToLower(lit)
+				for _, c := range lower {
+					if c >= utf8.RuneSelf || c == 'k' || c == 's' {
+						return nil, false
+					}
+				}
+				all[i] = lower
+			}
+		}
+		return all, anyFolded
+	case syntax.OpConcat:
+		var best [][]byte
+		var bestFolded bool
+		for _, sub := range re.Sub {
+			set, folded := requiredSet(sub)
+			if set != nil && (best == nil || shortest(set) > shortest(best)) {
+				best, bestFolded = set, folded
+			}
+		}
+		return best, bestFolded
+	}
+	return nil, false
+}
+
+// shortest is the length of a set's shortest string: the longer, the fewer false candidates.
+func shortest(set [][]byte) int {
+	n := -1
+	for _, s := range set {
+		if n < 0 || len(s) < n {
+			n = len(s)
+		}
+	}
+	return n
+}
+
 // hasUppercase tells smartCase whether the pattern has an uppercase letter: any character of a literal pattern,
 // a regex's characters outside escapes (`\W`, `\p{Lu}` and `\S` do not count).
 func hasUppercase(pattern string, literal bool) bool {
@@ -278,10 +371,44 @@ func (m *Matcher) candidate(block []byte) int {
 		return bytes.Index(block, m.fixed)
 	case m.required != nil:
 		return bytes.Index(block, m.required)
+	case m.anyOf != nil:
+		return m.firstOf(block)
 	}
 	loc := m.re.FindIndex(block)
 	if loc == nil {
 		return -1
 	}
 	return loc[0]
+}
+
+// firstOf is the offset of the first string of anyOf in block (ASCII-lowercased when folded), or -1.
+func (m *Matcher) firstOf(block []byte) int {
+	haystack := block
+	if m.folded {
+		scratch := m.lower.Get().(*[]byte)
+		defer m.lower.Put(scratch)
+		if cap(*scratch) < len(block) {
+			*scratch = make([]byte, len(block))
+		}
+		lower := (*scratch)[:len(block)]
+		for i, c := range block {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lower[i] = c
+		}
+		haystack = lower
+	}
+	first := -1
+	for _, lit := range m.anyOf {
+		limit := haystack
+		if first >= 0 {
+			// Only an earlier occurrence matters.
+			limit = haystack[:min(len(haystack), first+len(lit))]
+		}
+		if i := bytes.Index(limit, lit); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
 }

@@ -27,9 +27,6 @@ export interface GrepOptions {
 /** grep's statuses: a failure is 2 (main.ts, through `failuresExitWith`), since 1 means "no match" here. */
 export const GREP_EXIT = { matched: 0, noMatch: 1, failure: 2 } as const;
 
-/** The UTF-8 byte order mark, which ripgrep strips from a file's first line before printing it. */
-const BOM = "\uFEFF";
-
 /** Prints matches as they come, remembering the last line printed to place ripgrep's `--` separators. */
 class MatchPrinter {
   #last: { path: string; line: number } | undefined;
@@ -63,9 +60,8 @@ class MatchPrinter {
   }
 
   row(path: string, line: number, separator: string, text: string): string {
-    const shown = line === 1 && text.startsWith(BOM) ? text.slice(BOM.length) : text;
     const where = this.prefix === undefined ? "" : `${this.prefix}${path}${separator}`;
-    return `${where}${line}${separator}${shown}\n`;
+    return `${where}${line}${separator}${text}\n`;
   }
 }
 

@@ -1,5 +1,5 @@
 /** The env the adapters take, and the few env calls several of them share. */
-import type { ExecutionEnv, FileError, FileInfo, Result, SearchFilesOptions, SearchFilesResult } from "@outpost/sdk";
+import type { ExecutionEnv, FileError, FileInfo, Result } from "@outpost/sdk";
 
 /** Options of Outpost's `listFiles` (spec/semantics.md §19), which not every env has. */
 export interface ListFilesOptions {
@@ -24,7 +24,21 @@ export interface ListFilesCapable {
   ): Promise<Result<ListFilesResult, FileError>>;
 }
 
-/** An env that may search a tree on the target in one call (Outpost's `searchFiles`, spec/semantics.md §22). */
+/** Options of Outpost's `searchFiles` (spec/semantics.md §22) that pi's grep uses. */
+export interface SearchFilesOptions {
+  literal?: boolean;
+  ignoreCase?: boolean;
+  glob?: string | readonly string[];
+  limit?: number;
+}
+
+/** What `searchFiles` returns, as far as pi's grep reads it. */
+export interface SearchFilesResult {
+  matches: { path: string; line: number; text: string }[];
+  truncated: boolean;
+}
+
+/** An env whose agent searches a tree on the target in one call. */
 export interface SearchFilesCapable {
   searchFiles(
     path: string,
@@ -34,20 +48,17 @@ export interface SearchFilesCapable {
   ): Promise<Result<SearchFilesResult, FileError>>;
 }
 
-/**
- * Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` and `searchFiles` where the env has
- * them.
- */
+/** Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` and `searchFiles` where it has them. */
 export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable> & Partial<SearchFilesCapable>;
+
+/** The env's `searchFiles`, when it has one. */
+export function searchFilesOf(env: OutpostEnv): SearchFilesCapable["searchFiles"] | undefined {
+  return typeof env.searchFiles === "function" ? env.searchFiles.bind(env) : undefined;
+}
 
 /** The env's `listFiles`, when it has one (feature detection: older envs and plain Durable envs lack it). */
 export function listFilesOf(env: OutpostEnv): ListFilesCapable["listFiles"] | undefined {
   return typeof env.listFiles === "function" ? env.listFiles.bind(env) : undefined;
-}
-
-/** The env's `searchFiles`, when it has one (an agent that lacks the feature still answers `not_supported`). */
-export function searchFilesOf(env: OutpostEnv): SearchFilesCapable["searchFiles"] | undefined {
-  return typeof env.searchFiles === "function" ? env.searchFiles.bind(env) : undefined;
 }
 
 /**

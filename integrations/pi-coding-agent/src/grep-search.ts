@@ -1,10 +1,8 @@
 /**
- * The search behind the grep tool, on the target, first of these that can: the env's `searchFiles` (the agent walks
- * and matches, one call), `rg --json` started there through `exec` when the target has ripgrep, else a search
- * through the env itself (the target's file listing, each file streamed line by line, a regular expression per
- * line). All stop at the match limit; none reads the local disk.
+ * The search behind the grep tool, on the target: the agent's own `searchFiles` where the env has it, else
+ * `rg --json` started there through `exec` when the target has ripgrep, else a search through the env itself (the target's file listing, each file streamed line by line, a
+ * regular expression per line). Both stop at the match limit; neither reads the local disk.
  */
-import { posix } from "node:path";
 import { type OutpostEnv, searchFilesOf, statFollowing } from "./env.js";
 import { contextOf } from "./errno.js";
 import { findCommand, listTargetFiles } from "./target-files.js";
@@ -37,7 +35,7 @@ export interface GrepFindings {
 }
 
 /** Which search ran: tests and users who want to know where a result came from. */
-export type GrepBackend = "searchFiles" | "ripgrep" | "env";
+export type GrepBackend = "agent" | "ripgrep" | "env";
 
 /** The failure pi reports when its signal stopped the search. */
 export class GrepAborted extends Error {
@@ -194,59 +192,57 @@ async function searchThroughEnv(
   return findings;
 }
 
-/** The UTF-8 byte order mark, which ripgrep leaves out of a file's first line. */
-const BOM = "\uFEFF";
-
 /**
- * Searches with the env's `searchFiles` (pi's flags: hidden files searched, `.gitignore` honoured) and returns the
- * findings as ripgrep's would be, or why the next backend must search instead: the env has no `searchFiles`, its
- * agent lacks the feature, or the agent refused the call — a pattern its engine does not take (`a**`, which
- * ripgrep takes; look-around, which ripgrep refuses with its own message) or a root that is neither a directory nor
- * a regular file (a FIFO, which ripgrep waits on).
+ * Searches with the agent's `searchFiles` (spec/semantics.md §22), which has ripgrep's rules. Undefined when the
+ * agent cannot answer (an env or agent without it) or refuses the pattern: the next backend then runs, so pi shows
+ * ripgrep's own error for a pattern ripgrep refuses too.
  */
-async function searchWithSearchFiles(
+async function searchWithAgent(
   env: OutpostEnv,
   query: GrepQuery,
   signal: AbortSignal | undefined,
-): Promise<GrepFindings | { refused: string }> {
+): Promise<GrepFindings | undefined> {
   const searchFiles = searchFilesOf(env);
-  if (searchFiles === undefined) return { refused: "the env has no searchFiles" };
+  if (searchFiles === undefined) return undefined;
   const result = await searchFiles(
     query.searchPath,
     query.pattern,
     {
       literal: query.literal === true,
       ignoreCase: query.ignoreCase === true,
-      hidden: true,
-      ignore: true,
-      limit: query.limit,
       ...(query.glob ? { glob: query.glob } : {}),
+      limit: query.limit,
     },
     contextOf(signal),
   );
+  if (signal?.aborted) throw new GrepAborted();
   if (!result.ok) {
-    if (result.error.code === "aborted" || signal?.aborted) throw new GrepAborted();
-    return { refused: result.error.message };
+    if (result.error.code === "aborted") throw new GrepAborted();
+    return undefined;
   }
-  const findings: GrepFindings = { matches: [], matchCount: 0, limitReached: false };
-  for (const match of result.value.matches) {
-    findings.matchCount++;
-    // ripgrep counts a match behind a name that is not UTF-8 but gives no text path for it, so pi lists none.
-    if (match.path.includes("\uFFFD")) continue;
-    const filePath = query.isDirectory ? posix.join(query.searchPath, match.path) : query.searchPath;
-    let lineText: string | undefined =
-      match.line === 1 && match.text.startsWith(BOM) ? match.text.slice(1) : match.text;
-    // A line that is not UTF-8 comes from ripgrep as bytes, which pi then reads from the file: so here too.
-    if (lineText.includes("\uFFFD")) lineText = undefined;
-    findings.matches.push({ filePath, lineNumber: match.line, lineText });
-  }
-  findings.limitReached = findings.matchCount >= query.limit;
-  return findings;
+  const found = result.value.matches;
+  // As pi with ripgrep: a match in a file whose name is not UTF-8 (decoded with U+FFFD) counts but is not listed.
+  const matches = found
+    .filter((match) => !match.path.includes("\uFFFD"))
+    .map((match) => ({
+      filePath: query.isDirectory ? joinTarget(query.searchPath, match.path) : query.searchPath,
+      lineNumber: match.line,
+      lineText: `${match.text}\n`,
+    }));
+  // As the ripgrep backend: the limit is reached when that many matches were found.
+  return { matches, matchCount: found.length, limitReached: found.length >= query.limit };
+}
+
+/** A path below a directory on the target, joined with the directory's own separator style. */
+function joinTarget(dir: string, relative: string): string {
+  const separator = dir.includes("\\") && !dir.includes("/") ? "\\" : "/";
+  const base = dir.endsWith("/") || dir.endsWith("\\") ? dir : `${dir}${separator}`;
+  return base + (separator === "/" ? relative : relative.replaceAll("/", separator));
 }
 
 /**
- * Searches on the target with the backend chosen (default: `searchFiles` where the env and its agent have it, then
- * ripgrep where the target has it, then the env's own search).
+ * Searches on the target with the backend chosen (default: the agent's `searchFiles`, else ripgrep where the
+ * target has it, else the env).
  */
 export async function searchTarget(
   env: OutpostEnv,
@@ -254,10 +250,10 @@ export async function searchTarget(
   signal: AbortSignal | undefined,
   backend?: GrepBackend,
 ): Promise<GrepFindings> {
-  if (backend === undefined || backend === "searchFiles") {
-    const found = await searchWithSearchFiles(env, query, signal);
-    if (!("refused" in found)) return found;
-    if (backend === "searchFiles") throw new Error(found.refused);
+  if (backend === undefined || backend === "agent") {
+    const found = await searchWithAgent(env, query, signal);
+    if (found !== undefined) return found;
+    if (backend === "agent") throw new Error("the env's agent cannot search (no searchFiles)");
   }
   const rg = backend === "env" ? undefined : await findCommand(env, ["rg"]);
   if (rg !== undefined) return searchWithRipgrep(env, rg, query, signal);

@@ -12,7 +12,7 @@ import { NodeExecutionEnv } from "@outpost/spec/reference";
 import { expect } from "vitest";
 import { createOutpostToolDefinitions } from "../src/index.js";
 import { findCommand } from "../src/target-files.js";
-import { ENV_GREP_CASES } from "./cases.js";
+import { CASES, ENV_GREP_CASES } from "./cases.js";
 import { defineDifferential, TARGET_FULL_OUTPUT } from "./differential.js";
 import { buildScenario } from "./scenario.js";
 
@@ -21,7 +21,7 @@ function localSide(
   base: string,
   name: string,
   makeEnv: (cwd: string) => ExecutionEnv & { close?: () => Promise<void> },
-  grepBackend?: "env" | "searchFiles",
+  grepBackend?: "env" | "ripgrep",
 ) {
   const root = join(base, name);
   mkdirSync(root);
@@ -52,6 +52,12 @@ const referenceEnv = (cwd: string) => new NodeExecutionEnv({ cwd });
 defineDifferential({
   title: "pi differential (LocalExecutionEnv)",
   setup: async (base) => localSide(base, "outpost", agentEnv),
+});
+
+defineDifferential({
+  title: "pi differential, grep through ripgrep on the target (not the agent's searchFiles)",
+  cases: CASES.filter((toolCase) => toolCase.tool === "grep"),
+  setup: async (base) => localSide(base, "outpost-rg-grep", agentEnv, "ripgrep"),
 });
 
 defineDifferential({
