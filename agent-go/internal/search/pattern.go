@@ -83,10 +83,12 @@ func Compile(pattern string, opts PatternOptions) (*Matcher, error) {
 		}
 	}
 	if !fold && pattern != "" {
-		if opts.Literal && !m.word {
-			m.fixed = []byte(pattern)
-		}
 		m.required = requiredLiteral(tree)
+		// A pattern that is one literal (`-F`, or a regex without metacharacters: most agent searches) is
+		// matched by bytes.Index alone.
+		if !m.word && tree.Op == syntax.OpLiteral && m.required != nil {
+			m.fixed = m.required
+		}
 	}
 	if m.fixed == nil && m.required == nil {
 		m.anyOf, m.folded = requiredSet(tree)
