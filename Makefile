@@ -1,5 +1,10 @@
 # Outpost's entry points. `make demo` and `make test` are the README's two commands.
 SHELL := /bin/bash
+# Node 22 (>= 22.19) or 24: one line and a stop on anything older (tools/node-check.mjs; README "Node versions").
+NODE_CHECK := $(shell node tools/node-check.mjs 2>&1)
+ifneq ($(NODE_CHECK),)
+$(error $(NODE_CHECK))
+endif
 VERSION := $(shell node -p "require('./sdk/package.json').version")
 GO_PKG := github.com/outpost-dev/outpost
 LDFLAGS := -s -w -buildid= -X $(GO_PKG)/agent-go/internal/version.Version=$(VERSION)
@@ -7,43 +12,58 @@ HOST_PLATFORM := $(shell node -p "process.platform === 'win32' ? 'windows' : pro
 HOST_ARCH := $(shell node -p "process.arch")
 HOST_AGENT := sdk/bin/$(HOST_PLATFORM)-$(HOST_ARCH)/outpost
 
-.PHONY: setup build agent sdk cli demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
+.PHONY: setup deps system-deps build agent sdk cli pi demo test test-go test-ts test-package test-windows lint fuzz fuzz-short dist bench bench-large properties-nightly nightly-summary test-unprivileged mutation mutation-save mutation-summary clean
 
-## setup: install the Go modules and npm packages the build and tests need
-setup: node_modules/.package-lock.json
+## setup: everything the build and the tests need: the npm packages and Go modules (`deps`) and the Debian packages
+## of the test suites (`system-deps`)
+setup: deps system-deps
+
+## deps: the npm packages and Go modules the build needs (all `make demo` needs besides Go, Node and make)
+deps: node_modules/.package-lock.json
 	go mod download
 
-node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+## system-deps: the Debian packages of the groups in SYSTEM_DEPS (tools/system-deps.txt): installed when missing
+## as root with apt-get, otherwise named in one line and a stop
+SYSTEM_DEPS := test ssh-shells
+system-deps:
+	@tools/system-deps.sh $(SYSTEM_DEPS)
 
-## build: the agent for this machine and the SDK
-build: setup agent sdk cli
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+## build: the agent for this machine, the SDK, the CLI and the pi integration
+build: deps agent sdk cli pi
 
 agent:
 	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)" -o $(HOST_AGENT) ./agent-go/cmd/outpost
 
-sdk: setup
-	npm run build -w @outpost/sdk
+sdk: deps
+	npm run --silent build -w @outpost/sdk
 
 ## cli: the `outpost` command for people (cli/bin/outpost.mjs runs cli/dist)
 cli: sdk
-	npm run build -w @outpost/cli
+	npm run --silent build -w @outpost/cli
 
-## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv
-demo: build
-	node tools/demo.mjs
+## pi: @outpost/pi-coding-agent (integrations/pi-coding-agent/dist)
+pi: sdk
+	npm run --silent build -w @outpost/pi-coding-agent
+
+## demo: Outpost's main job on the local agent (no SSH): an agent's tools run through LocalExecutionEnv; builds only
+## what it runs (the agent and the SDK)
+demo: deps agent sdk
+	@echo "make demo: built; tools/demo.mjs runs an agent's tools through LocalExecutionEnv:" && echo && node tools/demo.mjs
 
 ## test: everything CI runs
-test: build lint test-go fuzz-short test-ts
+test: setup build lint test-go fuzz-short test-ts
 
 test-go:
 	go vet ./...
 	go test -race -count=1 ./...
 
-test-ts: agent
+test-ts: system-deps agent
 	npx vitest run
 
-lint: setup
+lint: deps
 	@unformatted=$$(gofmt -l agent-go); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	GOOS=windows go vet ./agent-go/... ./tools/windows/...
@@ -57,12 +77,12 @@ fuzz-short:
 
 ## test-unprivileged: the permission cases (conformance cases marked `permissions`, the permissions property) as a
 ## user that file permissions apply to; as root it creates an account and runs them as it (.ci/run, after `make test`)
-test-unprivileged: agent
+test-unprivileged: system-deps agent
 	tools/test-unprivileged.sh
 
 ## mutation: Stryker on sdk/src and gremlins on agent-go/internal, the files changed against main (ALL=1: all of
 ## them; TS_FILES=/GO_PKGS= name them); prints both scores and the surviving mutants (not in `make test`: slow)
-mutation: setup agent
+mutation: deps agent
 	tools/mutation/run.sh
 
 ## mutation-save: keep Stryker's results so far in the repository (tools/mutation/stryker-results.json.gz), so the
@@ -79,12 +99,12 @@ fuzz:
 	FUZZTIME=$${FUZZTIME_LONG:-60s} tools/fuzz.sh
 
 ## dist: static, reproducible agents for every platform plus a SHA-256 manifest
-dist: setup
+dist: deps
 	VERSION=$(VERSION) LDFLAGS="$(LDFLAGS)" tools/dist.sh
 
 ## test-package: packs @outpost/sdk with every platform's agent, installs it into an empty directory and runs
 ## LocalExecutionEnv from there with no Go on PATH (.ci/run runs it after `make test`)
-test-package: dist sdk
+test-package: dist cli pi
 	tools/package-test.sh
 
 ## bench: the interleaved table of tools/bench.ts (every env and its anchors, over a loopback sshd too, then the
@@ -96,7 +116,7 @@ bench: build
 ## test-windows: the conformance suite's Windows flavour, reference vs Windows agent, both under Wine (installs Wine);
 ## then connectSsh deploying to and driving a Windows agent under Wine (tools/windows/test-ssh-windows.sh), run
 ## whatever the first part gave
-test-windows: setup sdk
+test-windows: deps sdk
 	@status=0; tools/windows/test-windows.sh || status=$$?; tools/windows/test-ssh-windows.sh || status=$$?; exit $$status
 
 ## bench-large: the listFiles bench on a tree of 1,000,000 files (several minutes, ~1M inodes in $$TMPDIR)
@@ -110,7 +130,7 @@ properties-nightly: agent
 	NUM_RUNS_SCALE=$${NUM_RUNS_SCALE:-50} OUTPOST_PROP_SHARD=$(SHARD) npx vitest run properties
 
 ## nightly-summary: merges the shards' reports; fails unless every shard of every property passed
-nightly-summary: setup
+nightly-summary: deps
 	node --import tsx tools/nightly-summary.ts $(REPORTS)
 
 clean:

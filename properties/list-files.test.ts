@@ -21,6 +21,7 @@ import { dirname, join } from "node:path";
 import { LocalExecutionEnv } from "@outpost/sdk";
 import fc from "fast-check";
 import { afterAll, describe, expect } from "vitest";
+import { needTool } from "../tools/system-tools.js";
 import { propertyTest } from "./harness.js";
 
 const BASE_RUNS = 40;
@@ -108,7 +109,7 @@ afterAll(async () => {
 
 /** git with no configuration but the repository's own. */
 function git(cwd: string, args: string[]): Buffer {
-  return execFileSync("git", args, {
+  return execFileSync(needTool("git"), args, {
     cwd,
     env: {
       PATH: process.env.PATH,

@@ -33,8 +33,13 @@ export interface SshSide {
   /** Echoes through `cat` on an ssh2 channel and through `ssh -T host cat`. */
   ssh2Echo: Echo;
   opensshEcho: Echo;
-  /** A new env over `transport` (its first connection); the caller closes it. */
+  /**
+   * A new env over `transport` on a connection of its own (options no open env shares: connectSsh shares one
+   * connection between envs with the same options); the caller closes it.
+   */
   connect(transport: Transport): Promise<SshExecutionEnv>;
+  /** A new ssh2 env on the connection the open ssh2 env already has (SSH7); the caller closes it. */
+  connectShared(): Promise<SshExecutionEnv>;
   /** Removes the deployed agent, so the next connection uploads it again (a cold start). */
   forgetDeployment(): Promise<void>;
   close(): Promise<void>;
@@ -84,6 +89,9 @@ export async function startSshSide(root: string, echoSize: number): Promise<SshS
     must(await acceptHostKey(sshd.target, sshd.fingerprint, sshd.options));
     const connect = async (transport: Transport, cwd?: string) =>
       must(await connectSsh(sshd.target, { ...sshd.options, transport, cwd }));
+    // Trusts the same key from another file: envs with these options never share the open envs' connection.
+    const ownOptions = { ...sshd.options, knownHostsFile: join(root, "known_hosts-own-connection") };
+    must(await acceptHostKey(sshd.target, sshd.fingerprint, ownOptions));
     const envs: SshSide["envs"] = [];
     for (const name of ["ssh2", "openssh"] as const) {
       const envRoot = join(root, name);
@@ -127,7 +135,8 @@ export async function startSshSide(root: string, echoSize: number): Promise<SshS
       },
       ssh2Echo: echoThrough(catChannel, catChannel, echoSize),
       opensshEcho: echoThrough(catProcess.stdin, catProcess.stdout, echoSize),
-      connect: (transport) => connect(transport),
+      connect: async (transport) => must(await connectSsh(sshd.target, { ...ownOptions, transport })),
+      connectShared: () => connect("ssh2"),
       forgetDeployment: () => rm(join(sshd.home, ".outpost"), { recursive: true, force: true }),
       close,
     };

@@ -479,6 +479,31 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rows.push(row);
         log(`measured ${row.row}`);
       }
+      // Another env where one is open already: one boot command on the shared connection (SSH7).
+      const shared = await measureRow({
+        name: "another SSH env, shared connection (warm)",
+        unit: "ms",
+        rounds: quick ? 1 : heavyRounds,
+        warmup: !quick,
+        perRound: 1,
+        candidates: [
+          {
+            name: "ssh2",
+            run: async () => {
+              const env = await side.connectShared();
+              opened = env;
+              must(await env.fileInfo(".", context));
+            },
+            after: async () => {
+              await (opened as RemoteExecutionEnv & { close(): Promise<void> }).close();
+              opened = undefined;
+            },
+          },
+          anchor("exec-channel-true", side.execChannelTrue),
+        ],
+      });
+      rows.push(shared);
+      log(`measured ${shared.row}`);
     }
     return rows;
   } finally {

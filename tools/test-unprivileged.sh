@@ -65,6 +65,14 @@ search_path=$(IFS=:; for dir in $PATH; do
   setpriv --reuid="$account" --regid="$account" --init-groups test -x "$dir" 2>/dev/null && printf '%s:' "$dir"
 done)
 search_path=${search_path%:}
+# The same Node as root's: .ci/run may have put one from .cache/ first on PATH (tools/node-major.sh), in a directory
+# the account may not reach; then a copy of it, readable by the account, goes first (else an older system node would run).
+node_bin=$(command -v node)
+if ! setpriv --reuid="$account" --regid="$account" --init-groups test -x "$node_bin" 2>/dev/null; then
+  mkdir "$work/node-bin"
+  cp -l "$node_bin" "$work/node-bin/node" 2>/dev/null || cp "$node_bin" "$work/node-bin/node"
+  search_path=$work/node-bin:$search_path
+fi
 
 # A clean environment: only what node, npx and the tests need (and a property run's budget scale, seed and path).
 setpriv --reuid="$account" --regid="$account" --init-groups --reset-env \

@@ -1,7 +1,7 @@
 /**
  * `outpost`: the command line for people, on the SDK. Each command opens its `<target>` (`local` or an SSH
  * target), does one thing and exits 0 on success, 1 on a failure, 2 on a usage error; `exec` and `sh` exit with the
- * remote command's code (130 when Ctrl-C aborted it).
+ * remote command's code (130 when Ctrl-C aborted it); a closed stdout ends it by SIGPIPE (docs/cli.md).
  */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { deploy } from "./commands/deploy.js";
@@ -10,13 +10,18 @@ import { cat, find, get, ls, put, rm, watch } from "./commands/files.js";
 import { type GrepOptions, grep } from "./commands/grep.js";
 import { accept, forget, scan } from "./commands/hosts.js";
 import { runCommand } from "./commands/run.js";
-import { CliFailure, EXIT, usage } from "./exit.js";
+import { asFailure, EXIT, errorLine, localFileCode, usage } from "./exit.js";
+import { dieOfSigpipe, outputFailure, readerGone, watchOutput } from "./output.js";
 import { isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
 
 const EXIT_CODES = `
 Exit codes: 0 ok, 1 failure, 2 usage error; exec and sh exit with the remote command's code (130 after Ctrl-C);
 grep exits as ripgrep: 0 something matched, 1 nothing matched, 2 an error.
+When the reader of stdout goes away (| head), a running command is stopped and outpost dies of SIGPIPE (status 141).
 <target> is "local" (this machine, through the local agent) or an SSH target: user@host[:port] or an ssh config alias.`;
+
+/** The line after a usage error's. */
+const USAGE_HINT = "(run with --help for usage)";
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -36,11 +41,18 @@ function contextLines(value: string): number {
   return number;
 }
 
+/** Commander's `error: unknown command 'x'\n` as the message alone. */
+function commanderMessage(text: string): string {
+  return text.trim().replace(/^error: /, "");
+}
+
 function program(): Command {
   const root = new Command("outpost")
     .description("Run commands, move files, check hosts and deploy the Outpost agent, on this machine or over SSH.")
     .exitOverride()
-    .showHelpAfterError("(run with --help for usage)")
+    .showHelpAfterError(USAGE_HINT)
+    // Commander's own usage errors get the CLI's one-line form, code included.
+    .configureOutput({ outputError: (text, write) => write(errorLine(commanderMessage(text), "usage")) })
     .option("-i, --identity <file>", "a private key to offer over SSH (repeatable)", collect)
     .option("-F, --ssh-config <file>", 'the ssh config file to read ("none" for none; default ~/.ssh/config)')
     .option("--known-hosts <file>", "Outpost's known-hosts file (default ~/.outpost/known_hosts)")
@@ -227,19 +239,30 @@ function program(): Command {
 }
 
 async function main(): Promise<void> {
+  watchOutput();
+  let thrown: unknown;
   try {
     await program().parseAsync(process.argv);
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // Commander has printed the message or the help already.
-      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    } else if (error instanceof CliFailure) {
-      process.stderr.write(`outpost: ${error.message}\n`);
-      process.exitCode = error.exitCode;
-    } else {
-      process.stderr.write(`outpost: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = EXIT.failure;
-    }
+    thrown = error;
+  }
+  // A failed write reports to its callback before stdout emits 'error'; let the event arrive before judging.
+  await new Promise((resolve) => setImmediate(resolve));
+  // The reader of stdout went away: the work has stopped, and the CLI ends the way `seq 1e9 | head -1` does.
+  if (readerGone()) return dieOfSigpipe();
+  const broken = outputFailure();
+  if (broken !== undefined) {
+    // Whatever the command threw after that is a consequence of the stopped work.
+    process.stderr.write(errorLine(`cannot write to stdout: ${broken.message}`, localFileCode(broken)));
+    process.exitCode = EXIT.failure;
+  } else if (thrown instanceof CommanderError) {
+    // Commander has printed the message or the help already.
+    process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else if (thrown !== undefined) {
+    const failure = asFailure(thrown);
+    process.stderr.write(errorLine(failure.message, failure.code));
+    if (failure.exitCode === EXIT.usage) process.stderr.write(`${USAGE_HINT}\n`);
+    process.exitCode = failure.exitCode;
   }
   // An SSH socket or a watcher could keep the loop alive a moment after the work is done; the work is done.
   process.exit();

@@ -12,7 +12,7 @@ import {
   type SshConnectOptions,
   type SshTargetOptions,
 } from "@outpost/sdk";
-import { CliFailure } from "./exit.js";
+import { sshFailed } from "./exit.js";
 
 /** The global options that say how to reach an SSH target. */
 export interface TargetFlags {
@@ -77,10 +77,7 @@ export async function openTarget(
     agentBinary: flags.agentBinary,
     cwd: flags.cwd,
   });
-  if (!opened.ok) {
-    const hint = opened.error.code === "host_key_unknown" ? ` (run \`outpost hosts scan ${target}\`, then accept)` : "";
-    throw new CliFailure(`${target}: ${opened.error.message}${hint}`);
-  }
+  if (!opened.ok) throw sshFailed(target, target, opened.error);
   const env = opened.value;
   return {
     target,

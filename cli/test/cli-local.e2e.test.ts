@@ -2,13 +2,14 @@
  * The `outpost` command end to end against `local` (the real agent on this machine): help and usage errors, the
  * exit codes, streamed output, Ctrl-C aborting a remote command, the file commands, find, watch and doctor.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { run, start } from "./run-cli.js";
+import { BIN, run, start } from "./run-cli.js";
 
 const FAKE_AGENT = fileURLToPath(new URL("../../sdk/test/fixtures/fake-agent.mjs", import.meta.url));
 
@@ -57,7 +58,8 @@ describe("help and usage", () => {
     for (const args of [["bogus"], ["sh", "local"], ["find", "local", ".", "--limit", "zero"], ["deploy", "local"]]) {
       const result = await run(args);
       expect(result.code, args.join(" ")).toBe(2);
-      expect(result.stderr, args.join(" ")).not.toBe("");
+      // The error line carries its code like every other failure; commander's hint follows it.
+      expect(result.stderr, args.join(" ")).toMatch(/^outpost: \S.* \[usage\]\n\(run with --help for usage\)\n$/);
     }
   });
 });
@@ -84,7 +86,7 @@ describe("exec and sh", () => {
   it("reports a command that cannot start as a failure, exit 1", async () => {
     const result = await run(["exec", "local", "--", join(dir, "no-such-program")]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("outpost: command:");
+    expect(result.stderr).toMatch(/^outpost: command: .* \[spawn_error\]\n$/);
   });
 
   it("Ctrl-C (SIGINT) aborts the remote command and exits 130", async () => {
@@ -96,7 +98,7 @@ describe("exec and sh", () => {
     running.child.kill("SIGINT");
     const result = await running.done;
     expect(result.code).toBe(130);
-    expect(result.stderr).toContain("interrupted");
+    expect(result.stderr).toBe("outpost: command: interrupted [aborted]\n");
     expect(Date.now() - began).toBeLessThan(10_000);
     expect(await gone(pid)).toBe(true);
   });
@@ -145,6 +147,29 @@ describe("files", () => {
     expect(result.stderr).toMatch(/^outpost: cat .*missing: .*\[not_found\]\n$/);
   });
 
+  it("names the code of a local file failure too (put from, get to)", async () => {
+    const put = await run(["put", "local", join(dir, "no-such-source"), join(dir, "copy")]);
+    expect(put.code).toBe(1);
+    expect(put.stderr).toMatch(/^outpost: put: cannot read .*no-such-source: .* \[not_found\]\n$/);
+    const source = join(dir, "get-source.txt");
+    await writeFile(source, "x");
+    const get = await run(["get", "local", source, join(dir, "no-such-dir", "copy")]);
+    expect(get.code).toBe(1);
+    expect(get.stderr).toMatch(/^outpost: get: cannot write .*copy: .* \[not_found\]\n$/);
+  });
+
+  it("reports a failed write to stdout other than a closed pipe as a failure with its code", async () => {
+    // /dev/full fails every write with ENOSPC, as a full disk behind `>` would.
+    const devFull = openSync("/dev/full", "w");
+    const full = spawnSync(process.execPath, [BIN, "sh", "local", "echo hello"], {
+      stdio: ["ignore", devFull, "pipe"],
+      encoding: "utf8",
+    });
+    closeSync(devFull);
+    expect(full.status).toBe(1);
+    expect(full.stderr).toMatch(/^outpost: cannot write to stdout: .*ENOSPC.* \[unknown\]\n$/);
+  });
+
   it("find lists files gitignore-aware, with --glob and --limit", async () => {
     const tree = join(dir, "tree");
     await mkdir(join(tree, "src"), { recursive: true });
@@ -172,7 +197,7 @@ describe("files", () => {
     const result = await run(["--agent-binary", fake, "find", "local", dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `outpost: find ${dir}: the agent does not support listFiles; this agent is older than the feature (\`outpost deploy\` a newer one)\n`,
+      `outpost: find ${dir}: the agent does not support listFiles; this agent is older than the feature (\`outpost deploy\` a newer one) [not_supported]\n`,
     );
   });
 

@@ -72,3 +72,65 @@ export function start(args: readonly string[], env: Record<string, string | unde
 export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input?: string) {
   return start(args, env, input).done;
 }
+
+/** How long a pipeline may run before both processes are killed (SIGKILL, which the test then sees). */
+const PIPE_LIMIT_MS = 20_000;
+
+/** What a pipeline `outpost <args> | head <headArgs>` did: head's output and how the CLI ended. */
+export interface Piped {
+  head: string;
+  cli: Finished;
+}
+
+/**
+ * Runs `outpost <args> | head <headArgs>` with a real pipe between the two processes, as a shell would: head's
+ * stdin is an OS pipe whose write end is the CLI's stdout (this process closes its own copy), so when head exits
+ * the CLI's next write fails with EPIPE. `meanwhile` runs alongside, e.g. to make a watched directory change.
+ * Both are killed after 20 s, so a CLI that does not end fails the test (signal SIGKILL) instead of outliving it.
+ */
+export async function pipeIntoHead(
+  args: readonly string[],
+  headArgs: readonly string[],
+  env: Record<string, string | undefined> = {},
+  meanwhile?: (cli: { stderr(): string; ended(): boolean }) => Promise<void>,
+): Promise<Piped> {
+  if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run \`make build\``);
+  const head = spawn("head", headArgs, { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    head.once("spawn", resolve);
+    head.once("error", (error) => reject(new Error(`cannot run head (coreutils): ${error.message}`)));
+  });
+  const headIn = head.stdin;
+  if (headIn === null) throw new Error("head has no stdin pipe");
+  const cli = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", headIn, "pipe"],
+  });
+  headIn.destroy();
+  let headOut = "";
+  head.stdout?.setEncoding("utf8").on("data", (chunk: string) => (headOut += chunk));
+  let errText = "";
+  cli.stderr?.setEncoding("utf8").on("data", (chunk: string) => (errText += chunk));
+  // A CLI that never notices its reader left must fail the test, not outlive it.
+  const limit = setTimeout(() => {
+    cli.kill("SIGKILL");
+    head.kill("SIGKILL");
+  }, PIPE_LIMIT_MS);
+  let ended = false;
+  const [finished] = await Promise.all([
+    new Promise<Finished>((resolve) =>
+      cli.on("close", (code, signal) => {
+        ended = true;
+        resolve({ code, signal, stdout: "", stderr: errText });
+      }),
+    ),
+    new Promise<void>((resolve) => head.on("close", () => resolve())),
+    meanwhile?.({ stderr: () => errText, ended: () => ended }),
+  ]).finally(() => {
+    clearTimeout(limit);
+    // When `meanwhile` failed, the pipeline may still run (after a normal end these do nothing).
+    cli.kill("SIGKILL");
+    head.kill("SIGKILL");
+  });
+  return { head: headOut, cli: finished };
+}

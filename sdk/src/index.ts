@@ -4,6 +4,8 @@
  * protocol-level pieces (raw request types, the exec and watch clients, stream decoding) are in
  * `@outpost/sdk/protocol` (`protocol.ts`).
  */
+// First: an older Node than Outpost supports stops here, with one message.
+import "./node-version.js";
 
 export * from "./contract/errors.js";
 export type { ExecutionErrorClass, FileErrorClass, HostErrorClasses } from "./contract/host-errors.js";

@@ -8,6 +8,8 @@
  * These exports follow the protocol (`spec/protocol.md`) more closely than the envs do, so they change with it.
  * `Connection` itself is exported by the root, since a host builds one to run an agent over its own transport.
  */
+// First: an older Node than Outpost supports stops here, with one message.
+import "./node-version.js";
 
 export { rangeDecoder, StreamDecoder, startsWithBom } from "./contract/decode.js";
 export { type CommandEnv, CommandRunner } from "./env/exec.js";

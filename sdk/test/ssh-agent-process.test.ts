@@ -1,7 +1,7 @@
 /**
  * SshAgentProcess, the adapter that makes an SSH exec channel look like the child process `Connection` spawns:
  * the channel's exit status becomes `exitCode`/`signalCode`, `exit` comes once and before `close`, a dropped client
- * closes it, and `kill` closes the channel and the route. The channel and route are stand-ins here (plain emitters
+ * closes it, and `kill` closes the channel and lets go of the shared connection. The channel and route are stand-ins here (plain emitters
  * recording calls); ssh.e2e.test.ts runs the same class over a real sshd.
  */
 import { EventEmitter } from "node:events";
@@ -11,6 +11,7 @@ import type { Client, ClientChannel } from "ssh2";
 import { describe, expect, it } from "vitest";
 import { SshAgentProcess } from "../src/ssh/agent-process.js";
 import type { OpenRoute } from "../src/ssh/client.js";
+import type { Lease } from "../src/ssh/route-pool.js";
 
 interface Rig {
   process: SshAgentProcess;
@@ -31,9 +32,18 @@ function rig(): Rig {
     client: client as unknown as Client,
     clients: [client as unknown as Client],
     socket: { ref: () => calls.push("socket.ref"), unref: () => calls.push("socket.unref") } as unknown as Socket,
-    close: () => calls.push("route.close"),
+    close: () => calls.push("release"),
   } satisfies OpenRoute;
-  const process = new SshAgentProcess(route, channel as unknown as ClientChannel);
+  const lease: Lease = {
+    route,
+    exec: async () => {
+      throw new Error("not used");
+    },
+    hold: () => lease,
+    keepAlive: (wanted) => calls.push(wanted ? "keepAlive" : "letGo"),
+    release: () => calls.push("release"),
+  };
+  const process = new SshAgentProcess(lease, channel as unknown as ClientChannel);
   const events: unknown[][] = [];
   process.on("exit", (...args: unknown[]) => events.push(["exit", ...args]));
   process.on("close", (...args: unknown[]) => events.push(["close", ...args]));
@@ -61,7 +71,7 @@ describe("SshAgentProcess", () => {
       ["exit", 3, null],
       ["close", 3, null],
     ]);
-    expect(calls).toEqual(["route.close"]);
+    expect(calls).toEqual(["release"]);
   });
 
   it("names a signal the way Node does, and keeps a non-number code as null", () => {
@@ -81,7 +91,7 @@ describe("SshAgentProcess", () => {
       ["exit", null, null],
       ["close", null, null],
     ]);
-    expect(calls).toEqual(["route.close"]);
+    expect(calls).toEqual(["release"]);
   });
 
   it.each(["close", "error"])("closes when the SSH client emits %s, without the channel's close", (event) => {
@@ -91,15 +101,19 @@ describe("SshAgentProcess", () => {
       ["exit", null, null],
       ["close", null, null],
     ]);
-    expect(calls).toEqual(["route.close"]);
+    expect(calls).toEqual(["release"]);
     client.emit("close");
     expect(events).toHaveLength(2);
   });
 
-  it("kill closes the channel and the route until the process has closed", () => {
-    const { process, channel, calls } = rig();
+  it("kill closes the channel and, after this turn, lets go of the connection, once", async () => {
+    const { process, channel, calls, events } = rig();
     expect(process.kill()).toBe(true);
-    expect(calls).toEqual(["channel.close", "route.close"]);
+    expect(calls).toEqual(["channel.close"]);
+    expect(process.kill()).toBe(false);
+    await Promise.resolve();
+    expect(calls).toEqual(["channel.close", "release"]);
+    expect(events.map((event) => event[0])).toEqual(["exit", "close"]);
     channel.emit("close");
     calls.length = 0;
     expect(process.kill()).toBe(false);
@@ -110,6 +124,6 @@ describe("SshAgentProcess", () => {
     const { process, calls } = rig();
     process.ref();
     process.unref();
-    expect(calls).toEqual(["socket.ref", "socket.unref"]);
+    expect(calls).toEqual(["keepAlive", "letGo"]);
   });
 });

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyAuthMethod, AuthenticationType, NextAuthHandler } from "ssh2";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type AuthAttempt, authHandler, authMethods, hostKeyAlgorithms } from "../src/ssh/client.js";
+import { needTool } from "../../tools/system-tools.js";
+import { type AuthAttempt, AuthReport, authHandler, authMethods, hostKeyAlgorithms } from "../src/ssh/client.js";
 import type { HostTrust } from "../src/ssh/known-hosts.js";
 import type { Hop } from "../src/ssh/target.js";
 
@@ -20,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function keyFile(name: string, passphrase: string): string {
   const file = join(dir, name);
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", passphrase, "-f", file]);
+  execFileSync(needTool("ssh-keygen"), ["-q", "-t", "ed25519", "-N", passphrase, "-f", file]);
   return file;
 }
 const plainKey = keyFile("plain", "");
@@ -69,11 +70,28 @@ describe("authMethods", () => {
     expect(authMethods(hop(), {})).toEqual([]);
   });
 
-  it("reads each key file when tried; a missing or unreadable one is skipped", async () => {
-    const [plain, missing] = await made(authMethods(hop([plainKey, join(dir, "absent")]), { agent: false }));
+  it("reads each key file when tried; a missing or unreadable one is skipped, and the report says why", async () => {
+    const report = new AuthReport();
+    const methods = authMethods(hop([plainKey, join(dir, "absent")]), { agent: false }, report);
+    expect(methods.map((method) => method.label)).toEqual([`key ${plainKey}`, `key ${join(dir, "absent")}`]);
+    const [plain, missing] = await made(methods);
     expect(plain[0]).toBe("publickey");
     expect(plain[1]).toMatchObject({ type: "publickey", username: "me", key: { type: "ssh-ed25519" } });
     expect(missing).toEqual(["publickey", undefined]);
+    expect(report.skipped).toEqual([`key ${join(dir, "absent")} (cannot read: ENOENT)`]);
+  });
+
+  it("reports an encrypted key without a passphrase and a file that is no key as skipped, with why", async () => {
+    const garbage = join(dir, "not-a-key");
+    writeFileSync(garbage, "not a key\n");
+    const report = new AuthReport();
+    await made(authMethods(hop([lockedKey, garbage]), { agent: false }, report));
+    await made(authMethods(hop([lockedKey]), { agent: false, passphrase: () => undefined }, report));
+    expect(report.skipped).toEqual([
+      `key ${lockedKey} (encrypted, and no passphrase callback)`,
+      expect.stringMatching(new RegExp(`^key ${garbage} \\(not a usable private key: .+\\)$`)),
+      `key ${lockedKey} (encrypted, and no passphrase given)`,
+    ]);
   });
 
   it("asks for the passphrase of an encrypted key only, and skips the key when it is declined or wrong", async () => {
@@ -144,8 +162,13 @@ describe("authHandler", () => {
     }
     return chosen;
   }
-  const attempt = (offeredAs: AuthenticationType, result: AnyAuthMethod | undefined | Error): AuthAttempt => ({
+  const attempt = (
+    offeredAs: AuthenticationType,
+    result: AnyAuthMethod | undefined | Error,
+    label = `${offeredAs} attempt`,
+  ): AuthAttempt => ({
     offeredAs,
+    label,
     make: async () => {
       if (result instanceof Error) throw result;
       return result;
@@ -176,6 +199,26 @@ describe("authHandler", () => {
       pw,
       false,
     ]);
+  });
+
+  it("reports what it offered, what it skipped and why, and what the server accepts", async () => {
+    const report = new AuthReport();
+    const methods = [
+      attempt("publickey", undefined, "key /k/unusable"),
+      attempt("publickey", new Error("agent gone"), "ssh-agent /s"),
+      attempt("publickey", key, "key /k/good"),
+      attempt("keyboard-interactive", pw, "keyboard-interactive"),
+    ];
+    const handler = authHandler(methods, "me", report);
+    for (const left of [null, ["publickey"], ["publickey"]]) {
+      await new Promise((next) => handler(left as AuthenticationType[], false, next as unknown as NextAuthHandler));
+    }
+    expect(report.offered).toEqual(["key /k/good"]);
+    expect(report.describe()).toBe(
+      "offered key /k/good; not offered: ssh-agent /s (failed: agent gone), " +
+        "keyboard-interactive (the server does not accept keyboard-interactive); the server accepts publickey",
+    );
+    expect(new AuthReport().describe()).toBe("offered nothing");
   });
 
   it("tries every method when the server lists none, and asks none only once", async () => {

@@ -1,17 +1,22 @@
 /**
- * Deployment's decisions, against a scripted remote: how the remote's hash output is read (sha256sum, openssl,
- * login noise, a missing file, no hashing tool), where the agent goes, the upload's order (temporary name, verify,
- * rename, verify again, clean up) and each way it fails. ssh.e2e.test.ts deploys to a real sshd; this file covers the
- * outputs and failures a real remote does not produce on demand.
+ * Deployment's decisions: how the remote's hash output is read (sha256sum, openssl, login noise, a missing file, no
+ * hashing tool; against canned outputs), where the agent goes, and the upload script run for real by a local shell
+ * that prints startup noise first (fixtures/local-remote.ts): modes, the final name only after it verified, and each
+ * way it fails (a `cat` or `mv` that misbehaves, a file in the way). ssh.e2e.test.ts and ssh-shells.e2e.test.ts
+ * deploy to real servers.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { deployOn, localAgent, remoteAgentPath, remoteHash } from "../src/ssh/deploy.js";
 import type { RemotePlatform } from "../src/ssh/platform.js";
 import type { RemoteAccess } from "../src/ssh/remote-access.js";
+import { SCRIPT_COMMAND } from "../src/ssh/remote-script.js";
+import { localRemote } from "./fixtures/local-remote.js";
+import { sshFailure } from "./fixtures/ssh-failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "outpost-deploy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,62 +28,21 @@ const agentSha = createHash("sha256").update(agentBytes).digest("hex");
 const linux: RemotePlatform = { platform: "linux", arch: "x64", home: "/home/u", shell: "posix" };
 const finalPath = `/home/u/.outpost/bin/outpost-${agentSha}`;
 
-/** Reads back the path a command quoted last (shellQuote's form). */
-function lastQuoted(command: string): string {
-  const match = /'((?:[^']|'\\'')*)'$/.exec(command);
-  if (match === null) throw new Error(`no quoted argument in ${command}`);
-  return match[1].replace(/'\\''/g, "'");
-}
-
-/**
- * A remote whose files are hashes by path; `run` answers the hash script as sha256sum would (after login noise) and
- * records the cleanup; `put` stores what `upload` says the file becomes, `rename` moves it.
- */
-function scriptedRemote(files: Map<string, string>, uploadedAs = agentSha) {
-  const calls: string[] = [];
-  const remote: RemoteAccess = {
-    run: async (command) => {
-      if (command.includes(" outpost-clean ")) {
-        calls.push("clean");
-        return { stdout: "", stderr: "", code: 0 };
-      }
-      const path = lastQuoted(command);
-      calls.push(`hash ${path}`);
-      const hash = files.get(path);
-      const answer = hash === undefined ? "missing" : `${hash}  -`;
-      return { stdout: `Welcome!\nOUTPOST-HASH\n${answer}\n`, stderr: "", code: 0 };
-    },
-    put: async (local, size, directory, temp) => {
-      calls.push(`put ${temp}`);
-      expect([local, size, directory]).toEqual([agentFile, agentBytes.length, "/home/u/.outpost/bin"]);
-      files.set(temp, uploadedAs);
-    },
-    rename: async (from, to) => {
-      calls.push(`rename ${from} ${to}`);
-      const hash = files.get(from);
-      files.delete(from);
-      if (hash !== undefined) files.set(to, hash);
-    },
-    remove: async (path) => {
-      calls.push(`remove ${path}`);
-      files.delete(path);
-    },
-  };
-  return { remote, calls };
-}
-
-/** A remote whose `run` prints `stdout` for any command. */
-function printing(stdout: string, stderr = ""): RemoteAccess & { commands: string[] } {
-  const commands: string[] = [];
+/** A remote whose `run` prints `stdout` for any command, and records the script lines it was given. */
+function printing(stdout: string, stderr = ""): RemoteAccess & { lines: string[] } {
+  const lines: string[] = [];
   return {
-    commands,
-    run: async (command) => {
-      commands.push(command);
+    lines,
+    run: async (_command, input) => {
+      let text = "";
+      const stdin = new PassThrough();
+      stdin.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      const ended = new Promise((resolve) => stdin.on("end", resolve));
+      input?.(stdin);
+      if (input !== undefined) await ended;
+      lines.push(text);
       return { stdout, stderr, code: 0 };
     },
-    put: async () => {},
-    rename: async () => {},
-    remove: async () => {},
   };
 }
 
@@ -102,10 +66,16 @@ describe("remoteHash", () => {
     }
   });
 
-  it("passes the path as one quoted argument", async () => {
+  it("passes the path as one quoted argument on the script's line", async () => {
     const remote = printing("OUTPOST-HASH\nmissing\n");
     await remoteHash(remote, "/home/it's mine/$x");
-    expect(remote.commands[0]).toMatch(/ outpost-hash '\/home\/it'\\''s mine\/\$x'$/);
+    expect(remote.lines[0]).toMatch(/^set -- '\/home\/it'\\''s mine\/\$x'; /);
+    // Run for real, with startup noise before it: the quoting holds.
+    const home = mkdtempSync(join(dir, "it's $HOME "));
+    writeFileSync(join(home, "f"), agentBytes);
+    expect(await remoteHash(localRemote(), join(home, "f"))).toBe(agentSha);
+    expect(await remoteHash(localRemote(), join(home, "absent"))).toBe("missing");
+    expect(await remoteHash(localRemote(), home)).toBe("missing");
   });
 });
 
@@ -144,54 +114,80 @@ describe("localAgent", () => {
 
 describe("deployOn", () => {
   const options = { agentBinary: agentFile };
+  /** A fresh home on the local "remote", and where the agent goes in it. */
+  function home(): { platform: RemotePlatform; bin: string; path: string } {
+    const root = mkdtempSync(join(dir, "home-"));
+    const bin = join(root, ".outpost", "bin");
+    return { platform: { ...linux, home: root }, bin, path: join(bin, `outpost-${agentSha}`) };
+  }
+  /** A directory with one fake tool, for a remote whose `cat` or `mv` misbehaves. */
+  function fakeTool(name: string, body: string): string {
+    const tools = mkdtempSync(join(dir, "tools-"));
+    writeFileSync(join(tools, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    return tools;
+  }
 
-  it("uses a present agent that verifies, without uploading", async () => {
-    const { remote, calls } = scriptedRemote(new Map([[finalPath, agentSha]]));
-    expect(await deployOn(remote, linux, options)).toEqual({ path: finalPath, sha256: agentSha, uploaded: false });
-    expect(calls).toEqual([`hash ${finalPath}`]);
+  it("uploads through one script: 0755 under the final name in a 0700 directory, with progress, nothing else left", async () => {
+    const { platform, bin, path } = home();
+    const remote = localRemote();
+    const progress: [number, number][] = [];
+    const onProgress = (sent: number, total: number) => progress.push([sent, total]);
+    expect(await deployOn(remote, platform, { ...options, onProgress })).toEqual({
+      path,
+      sha256: agentSha,
+      uploaded: true,
+    });
+    expect(readFileSync(path)).toEqual(agentBytes);
+    expect(statSync(path).mode & 0o777).toBe(0o755);
+    expect(statSync(bin).mode & 0o777).toBe(0o700);
+    expect(statSync(join(bin, "..")).mode & 0o777).toBe(0o700);
+    expect(readdirSync(bin)).toEqual([`outpost-${agentSha}`]);
+    expect(progress.at(-1)).toEqual([agentBytes.length, agentBytes.length]);
+    // The hash, then the install: two commands, each the same fixed command line.
+    expect(remote.commands).toEqual([SCRIPT_COMMAND, SCRIPT_COMMAND]);
   });
 
-  it("uploads under a temporary name, verifies it, renames it into place, verifies again, then cleans up", async () => {
-    const { remote, calls } = scriptedRemote(new Map([[finalPath, "ff".repeat(32)]]));
-    expect(await deployOn(remote, linux, options)).toEqual({ path: finalPath, sha256: agentSha, uploaded: true });
-    const temp = calls[1].slice("put ".length);
-    expect(temp).toMatch(new RegExp(`^/home/u/\\.outpost/bin/\\.outpost-${agentSha}\\.[0-9a-f]{12}\\.tmp$`));
-    expect(calls).toEqual([
-      `hash ${finalPath}`,
-      `put ${temp}`,
-      `hash ${temp}`,
-      `rename ${temp} ${finalPath}`,
-      `hash ${finalPath}`,
-      "clean",
-    ]);
+  it("uses a present agent that verifies, without uploading; replaces one that does not", async () => {
+    const { platform, path } = home();
+    await deployOn(localRemote(), platform, options);
+    const remote = localRemote();
+    expect(await deployOn(remote, platform, options)).toEqual({ path, sha256: agentSha, uploaded: false });
+    expect(remote.commands).toHaveLength(1);
+    writeFileSync(path, "tampered");
+    expect((await deployOn(remote, platform, options)).uploaded).toBe(true);
+    expect(readFileSync(path)).toEqual(agentBytes);
   });
 
   it("removes a corrupt upload and fails without renaming it", async () => {
-    const { remote, calls } = scriptedRemote(new Map(), "ee".repeat(32));
-    await expect(deployOn(remote, linux, options)).rejects.toMatchObject({ code: "deploy" });
-    const temp = calls[1].slice("put ".length);
-    expect(calls).toEqual([`hash ${finalPath}`, `put ${temp}`, `hash ${temp}`, `remove ${temp}`]);
+    const { platform, bin, path } = home();
+    const remote = localRemote([fakeTool("cat", "/bin/cat; echo corrupted")]);
+    const error = await sshFailure(deployOn(remote, platform, options));
+    expect(error).toMatchObject({ code: "deploy" });
+    expect(error.message).toMatch(/uploaded agent is corrupt/);
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(bin)).toEqual([]);
   });
 
   it("fails when the renamed agent does not verify", async () => {
-    const { remote } = scriptedRemote(new Map());
-    remote.rename = async () => {};
-    await expect(deployOn(remote, linux, options)).rejects.toMatchObject({ code: "deploy" });
+    const { platform } = home();
+    const error = await sshFailure(deployOn(localRemote([fakeTool("mv", "exit 0")]), platform, options));
+    expect(error).toMatchObject({ code: "deploy" });
+    expect(error.message).toMatch(/does not verify after upload/);
   });
 
-  it("succeeds though the cleanup fails", async () => {
-    const { remote } = scriptedRemote(new Map());
-    const run = remote.run.bind(remote);
-    remote.run = async (command) => {
-      if (command.includes(" outpost-clean ")) throw new Error("connection dropped");
-      return run(command);
-    };
-    expect((await deployOn(remote, linux, options)).uploaded).toBe(true);
+  it("fails with the remote's words when the file cannot be written, or the script never ran", async () => {
+    const { platform } = home();
+    writeFileSync(join(platform.home, ".outpost"), "a file where the directory should be");
+    const error = await sshFailure(deployOn(localRemote(), platform, options));
+    expect(error).toMatchObject({ code: "deploy" });
+    expect(error.message).toMatch(/Cannot upload the agent to .*File exists|Not a directory/);
+    const silent = printing("");
+    expect((await sshFailure(deployOn(silent, home().platform, options))).code).toBe("deploy");
   });
 
   it("deploys to Windows only through cmd.exe with SFTP hashing", async () => {
     const windows: RemotePlatform = { platform: "windows", arch: "x64", home: "C:\\Users\\u", shell: "posix" };
-    const { remote } = scriptedRemote(new Map());
+    const remote = printing("");
     await expect(deployOn(remote, windows, options)).rejects.toMatchObject({ code: "platform" });
     await expect(deployOn(remote, { ...windows, shell: "cmd" }, options)).rejects.toMatchObject({ code: "platform" });
     // With SFTP hashing, a shell other than cmd is still refused, and cmd deploys, hashing by SFTP alone.
@@ -202,17 +198,19 @@ describe("deployOn", () => {
         calls.push(`run ${command}`);
         return { stdout: "", stderr: "", code: 0 };
       },
-      put: async (_local, _size, directory, temp) => {
-        calls.push(`put ${directory} ${temp}`);
-        files.set(temp, agentSha);
+      sftp: {
+        put: async (_local, _size, directory, temp) => {
+          calls.push(`put ${directory} ${temp}`);
+          files.set(temp, agentSha);
+        },
+        rename: async (from, to) => {
+          calls.push(`rename ${from} ${to}`);
+          files.set(to, files.get(from) ?? "");
+          files.delete(from);
+        },
+        remove: async () => {},
+        sha256: async (path) => files.get(path) ?? "missing",
       },
-      rename: async (from, to) => {
-        calls.push(`rename ${from} ${to}`);
-        files.set(to, files.get(from) ?? "");
-        files.delete(from);
-      },
-      remove: async () => {},
-      sha256: async (path) => files.get(path) ?? "missing",
     };
     await expect(deployOn(sftp, { ...windows, shell: "powershell" }, options)).rejects.toMatchObject({
       code: "platform",

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { needTool } from "../../tools/system-tools.js";
 import { HostKeyChangedError, HostKeyUnknownError } from "../src/ssh/errors.js";
 import {
   addHostKey,
@@ -27,9 +28,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function newKey(name: string): { line: string; blob: Buffer; fingerprint: string } {
   const file = join(dir, name);
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", file]);
+  execFileSync(needTool("ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", file]);
   const line = readFileSync(`${file}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
-  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
+  const fingerprint = execFileSync(needTool("ssh-keygen"), ["-l", "-E", "sha256", "-f", `${file}.pub`], {
     encoding: "utf8",
   }).split(/\s+/)[1];
   return { line, blob: Buffer.from(line.split(" ")[1], "base64"), fingerprint };
@@ -74,7 +75,7 @@ describe("known hosts", () => {
 
   it("reads hashed entries written by ssh-keygen -H", async () => {
     const path = file("hashed", `[10.0.0.1]:2200 ${a.line}\nplain.host ${b.line}\n`);
-    execFileSync("ssh-keygen", ["-H", "-f", path], { stdio: "ignore" });
+    execFileSync(needTool("ssh-keygen"), ["-H", "-f", path], { stdio: "ignore" });
     expect(readFileSync(path, "utf8")).not.toContain("10.0.0.1");
     expect((await readTrust([path], "[10.0.0.1]:2200")).keys.get("ssh-ed25519")).toEqual([a.blob]);
     expect((await readTrust([path], "plain.host")).keys.get("ssh-ed25519")).toEqual([b.blob]);

@@ -3,12 +3,10 @@
  * `ssh` program: a script that runs the remote command here with `sh -c`, or fails as `ssh` itself fails (exit 255
  * and OpenSSH's own words) when told to by a variable of the environment it was given. What is checked: ssh's
  * verdicts read from exit 255 (host key changed, not trusted, anything else), a remote command's own exit codes
- * passed through, the upload script (directories, modes, the bytes, progress), rename and remove, time limits, a
- * missing program, and that the environment and stdio given are the ones used. ssh-openssh.test.ts checks the
+ * passed through, input written to the command, time limits, a missing program, and that the environment and stdio given are the ones used. ssh-openssh.test.ts checks the
  * command line; ssh.e2e.test.ts runs it against a real sshd.
  */
-import { createHash } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -65,48 +63,11 @@ describe("opensshAccess", () => {
     expect((await given.run('printf %s "$OUTPOST_FAKE_VAR"')).stdout).toBe("from the command's env");
   });
 
-  it("put creates the directory and its parent, restricts it to 0700 and writes the file 0755, with progress", async () => {
+  it("writes the input to the command's stdin and waits for its output", async () => {
     const bytes = Buffer.alloc(200_000, 3);
-    const local = join(dir, "agent");
-    writeFileSync(local, bytes);
-    const target = join(dir, "home", ".outpost", "bin");
-    const progress: Array<[number, number]> = [];
     const access = opensshAccess(ssh(), "box");
-    await access.put(local, bytes.length, target, join(target, "temp"), (sent, total) => progress.push([sent, total]));
-    expect(
-      createHash("sha256")
-        .update(readFileSync(join(target, "temp")))
-        .digest("hex"),
-    ).toBe(createHash("sha256").update(bytes).digest("hex"));
-    expect(statSync(join(target, "temp")).mode & 0o777).toBe(0o755);
-    expect(statSync(target).mode & 0o777).toBe(0o700);
-    expect(progress.at(-1)).toEqual([bytes.length, bytes.length]);
-    // Without a progress callback, over the file already there, into a directory too open.
-    chmodSync(target, 0o755);
-    await access.put(local, bytes.length, target, join(target, "temp"));
-    expect(readFileSync(join(target, "temp"))).toEqual(bytes);
-    expect(statSync(target).mode & 0o777).toBe(0o700);
-  });
-
-  it("put and rename fail with deploy when the remote command fails, remove does not", async () => {
-    const access = opensshAccess(ssh(), "box");
-    const blocked = join(dir, "blocked");
-    writeFileSync(blocked, "a file where the directory should be");
-    const local = join(dir, "small");
-    writeFileSync(local, "x");
-    expect((await sshFailure(access.put(local, 1, join(blocked, "bin"), join(blocked, "bin", "t")))).code).toBe(
-      "deploy",
-    );
-    const from = join(dir, "from");
-    const to = join(dir, "to");
-    writeFileSync(from, "new");
-    writeFileSync(to, "old");
-    await access.rename(from, to);
-    expect(readFileSync(to, "utf8")).toBe("new");
-    expect((await sshFailure(access.rename(from, to))).code).toBe("deploy");
-    await access.remove(to);
-    expect(() => statSync(to)).toThrow();
-    await access.remove(to);
+    const result = await access.run("wc -c; cat >/dev/null", (stdin) => stdin.end(bytes));
+    expect(result).toEqual({ stdout: `${bytes.length}\n`, stderr: "", code: 0 });
   });
 });
 

@@ -12,9 +12,6 @@ function remote(posix: string, windows = "", cmd = ""): RemoteAccess {
     command.startsWith("powershell") ? windows : command.startsWith("echo OUTPOST-PROBE&") ? cmd : posix;
   return {
     run: async (command) => ({ stdout: answer(command), stderr: "", code: 0 }),
-    put: async () => {},
-    rename: async () => {},
-    remove: async () => {},
   };
 }
 

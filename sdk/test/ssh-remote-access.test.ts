@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ssh2Access } from "../src/ssh/remote-access.js";
+import { type SftpAccess, ssh2Access } from "../src/ssh/remote-access.js";
 import { afterMarker, runRemote, whileConnected } from "../src/ssh/remote-command.js";
 import { sshFailure } from "./fixtures/ssh-failure.js";
 import { type Sshd, startSshd } from "./fixtures/sshd.js";
@@ -76,8 +76,11 @@ describe("runRemote", () => {
   it("ends the command's input at once, and fails a command that outlives its time limit", async () => {
     await withClient(async (client) => {
       expect((await runRemote(client, "cat; echo done")).stdout).toBe("done\n");
+      // Given input, it is written (here more than a channel window) and ended by the writer.
+      const bytes = Buffer.alloc(3_000_000, 7);
+      expect((await runRemote(client, "wc -c", (stdin) => stdin.end(bytes))).stdout.trim()).toBe(String(bytes.length));
       const started = Date.now();
-      const error = await sshFailure(runRemote(client, "sleep 5", 300));
+      const error = await sshFailure(runRemote(client, "sleep 5", undefined, 300));
       expect(error.code).toBe("remote");
       expect(error.message).toMatch(/did not finish within 0.3 s/);
       expect(Date.now() - started).toBeLessThan(4000);
@@ -89,7 +92,7 @@ describe("runRemote", () => {
       const marker = `utpost-timeout-${process.pid}-${Date.now()}`;
       // The loop dies of a broken pipe once its channel is closed, and lives on while it stays open.
       const loop = `sh -c 'while echo o${marker}; do sleep 0.1; done'`;
-      expect((await sshFailure(runRemote(client, loop, 300))).code).toBe("remote");
+      expect((await sshFailure(runRemote(client, loop, undefined, 300))).code).toBe("remote");
       await new Promise((resolve) => setTimeout(resolve, 1000));
       // "[o]…" matches the loop's command line but not that of the shell running pgrep.
       expect((await runRemote(client, `pgrep -f '[o]${marker}' || echo none`)).stdout).toBe("none\n");
@@ -104,7 +107,7 @@ describe("runRemote", () => {
     for (const error of [await sshFailure(running), await sshFailure(watched)]) expect(error.code).toBe("remote");
     // On a closed connection ssh2 throws rather than calling back: still an SshError.
     expect((await sshFailure(runRemote(client, "true"))).code).toBe("remote");
-    expect((await sshFailure(ssh2Access(client).remove(local))).code).toBe("deploy");
+    expect((await sshFailure(sftpOf(client).remove(local))).code).toBe("deploy");
   });
 
   it("whileConnected passes results through and stops listening once the work settles", async () => {
@@ -138,10 +141,17 @@ describe("runRemote", () => {
   });
 });
 
+/** ssh2Access's SFTP side (Windows through cmd.exe uses it). */
+function sftpOf(client: Client): SftpAccess {
+  const sftp = ssh2Access(client).sftp;
+  if (sftp === undefined) throw new Error("ssh2Access offers SFTP");
+  return sftp;
+}
+
 describe("ssh2Access over SFTP", () => {
   it("put creates the directory and its parent, restricts it to 0700 and writes the file 0755, with progress", async () => {
     await withClient(async (client) => {
-      const access = ssh2Access(client);
+      const access = sftpOf(client);
       await mkdir(join(scratch, "put"));
       const parent = join(scratch, "put", ".outpost");
       const dir = join(parent, "bin");
@@ -164,7 +174,7 @@ describe("ssh2Access over SFTP", () => {
 
   it("put fails with deploy when a file stands where a directory should be", async () => {
     await withClient(async (client) => {
-      const access = ssh2Access(client);
+      const access = sftpOf(client);
       const base = join(scratch, "blocked");
       await mkdir(base, { recursive: true });
       await writeFile(join(base, ".outpost"), "a file");
@@ -181,7 +191,7 @@ describe("ssh2Access over SFTP", () => {
 
   it("rename replaces the target; a missing source fails with deploy; remove ignores a missing file", async () => {
     await withClient(async (client) => {
-      const access = ssh2Access(client);
+      const access = sftpOf(client);
       const dir = join(scratch, "rename");
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, "from"), "new");
@@ -197,9 +207,8 @@ describe("ssh2Access over SFTP", () => {
 
   it("sha256 hashes a file's bytes here; a missing path or a directory is missing", async () => {
     await withClient(async (client) => {
-      const access = ssh2Access(client);
+      const access = sftpOf(client);
       const sha256 = access.sha256;
-      if (sha256 === undefined) throw new Error("ssh2Access has sha256");
       const expected = createHash("sha256").update(localBytes).digest("hex");
       expect(await sha256(local)).toBe(expected);
       expect(await sha256(join(scratch, "nothing-here"))).toBe("missing");

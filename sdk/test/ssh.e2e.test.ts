@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needTool } from "../../tools/system-tools.js";
 import type { ExecutionErrorCode, FileErrorCode } from "../src/contract/errors.js";
 import { getOrThrow } from "../src/contract/result.js";
 import { packagedAgent } from "../src/env/agent-binary.js";
@@ -207,7 +208,7 @@ describe("host keys", () => {
 });
 
 describe("deployment", () => {
-  it("uploads the agent over SFTP as outpost-<sha256>, 0755 in a 0700 directory, and reuses it when it verifies", async () => {
+  it("uploads the agent through a script as outpost-<sha256>, 0755 in a 0700 directory, and reuses it when it verifies", async () => {
     await rm(join(sshd.home, ".outpost"), { recursive: true, force: true });
     const options = await trusted();
     const progress: [number, number][] = [];
@@ -689,7 +690,7 @@ describe("accounts", () => {
 describe("authentication", () => {
   it("uses keys held by an ssh-agent", async () => {
     const socket = join(scratch, "agent.sock");
-    const agent = spawn("ssh-agent", ["-D", "-a", socket], { stdio: "ignore" });
+    const agent = spawn(needTool("ssh-agent"), ["-D", "-a", socket], { stdio: "ignore" });
     try {
       const deadline = Date.now() + 5000;
       while (!existsSync(socket) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
@@ -711,7 +712,7 @@ describe("authentication", () => {
       const server = await startSshd({ pam: true, config: ["AuthenticationMethods keyboard-interactive"] });
       const name = `outpost-ki${process.pid % 1000}`;
       const home = join(server.dir, "ki-home");
-      const hash = (await run("openssl", ["passwd", "-6", "k i"])).stdout.trim();
+      const hash = (await run(needTool("openssl"), ["passwd", "-6", "k i"])).stdout.trim();
       const remove = await createUser(name, home, "/bin/bash", hash);
       try {
         const target = `${name}@127.0.0.1:${server.port}`;
@@ -744,7 +745,7 @@ describe("authentication", () => {
     const server = await startSshd({ config: ["PasswordAuthentication yes"] });
     const name = `outpost-pw${process.pid % 1000}`;
     const home = join(server.dir, "pw-home");
-    const hash = (await run("openssl", ["passwd", "-6", "pa ss"])).stdout.trim();
+    const hash = (await run(needTool("openssl"), ["passwd", "-6", "pa ss"])).stdout.trim();
     const remove = await createUser(name, home, "/bin/bash", hash);
     try {
       const target = `${name}@127.0.0.1:${server.port}`;

@@ -21,15 +21,8 @@ cache=$root/.cache/windows
 node_win_version=22.22.2
 
 install_packages() {
-  local missing=()
-  command -v wine >/dev/null || missing+=(wine)
-  [ -x /usr/lib/wine/wine64 ] || missing+=(wine64)
-  command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64-win32)
-  [ ${#missing[@]} -eq 0 ] && return
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq </dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" </dev/null
+  # wine, wine64 and MinGW (tools/system-deps.txt, group windows): installed when missing as root, else named.
+  tools/system-deps.sh windows
 }
 
 install_node_win() {

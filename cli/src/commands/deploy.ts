@@ -4,7 +4,7 @@
  */
 import { deployAgent, type SshTargetOptions } from "@outpost/sdk";
 import { SingleBar } from "cli-progress";
-import { failed } from "../exit.js";
+import { sshFailed } from "../exit.js";
 
 function mib(bytes: number): string {
   return `${(bytes / 1048576).toFixed(1)} MiB`;
@@ -54,7 +54,7 @@ export async function deploy(target: string, options: SshTargetOptions & { agent
   const progress = new UploadProgress();
   const deployed = await deployAgent(target, { ...options, onProgress: (sent, total) => progress.update(sent, total) });
   progress.stop();
-  if (!deployed.ok) throw failed(`deploy ${target}`, deployed.error);
+  if (!deployed.ok) throw sshFailed(`deploy ${target}`, target, deployed.error);
   const { path, sha256, uploaded } = deployed.value;
   process.stdout.write(`${uploaded ? "deployed" : "already deployed"}: ${path} (sha256 ${sha256})\n`);
 }

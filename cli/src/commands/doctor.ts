@@ -58,9 +58,10 @@ async function agentReport(session: Session): Promise<Report> {
   } catch {
     throw new CliFailure(
       `doctor: the agent printed no doctor report (exit ${ran.value.exitCode}); an agent older than \`outpost doctor\`? ${errText.trim()}`,
+      "not_supported",
     );
   }
-  if (!isReport(parsed)) throw new CliFailure("doctor: the agent's report has an unexpected shape");
+  if (!isReport(parsed)) throw new CliFailure("doctor: the agent's report has an unexpected shape", "unknown");
   return parsed;
 }
 

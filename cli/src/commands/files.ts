@@ -1,10 +1,13 @@
 /** `ls`, `cat`, `put`, `get`, `rm`, `find` and `watch`: the file half of the env, one call per command. */
 import { readFile, writeFile } from "node:fs/promises";
 import type { FileError, FileInfo, Result } from "@outpost/sdk";
-import { CliFailure, failed } from "../exit.js";
+import { CliFailure, failed, localFileCode } from "../exit.js";
+import { outputClosed } from "../output.js";
 import type { Session } from "../target.js";
 
 const context = { abortSignal: undefined };
+/** For calls whose output streams: they stop when the reader of stdout goes away. */
+const streaming = { abortSignal: outputClosed };
 
 function value<T>(what: string, result: Result<T, FileError>): T {
   if (!result.ok) throw failed(what, result.error);
@@ -23,6 +26,7 @@ export async function ls(session: Session, path: string): Promise<void> {
   const entries = info.kind === "directory" ? value(`ls ${path}`, await session.env.listDir(path, context)) : [info];
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
+    if (outputClosed.aborted) return;
     process.stdout.write(`${String(entry.size).padStart(10)}  ${entry.name}${kindMark(entry)}\n`);
   }
 }
@@ -30,9 +34,8 @@ export async function ls(session: Session, path: string): Promise<void> {
 /** The file's bytes, as they are, to stdout. */
 export async function cat(session: Session, path: string): Promise<void> {
   const bytes = value(`cat ${path}`, await session.env.readBinaryFile(path, context));
-  await new Promise<void>((resolve, reject) =>
-    process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())),
-  );
+  // A failed write is reported by stdout's 'error' event (output.ts), which main.ts judges.
+  await new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
 }
 
 /** Copies a local file (or stdin for `-`) to the target. */
@@ -41,7 +44,7 @@ export async function put(session: Session, local: string, remote: string): Prom
   try {
     bytes = local === "-" ? await readStdin() : await readFile(local);
   } catch (error) {
-    throw new CliFailure(`put: cannot read ${local}: ${(error as Error).message}`);
+    throw new CliFailure(`put: cannot read ${local}: ${(error as Error).message}`, localFileCode(error));
   }
   value(`put ${remote}`, await session.env.writeFile(remote, bytes, context));
 }
@@ -53,7 +56,7 @@ export async function get(session: Session, remote: string, local: string): Prom
   try {
     await writeFile(local, bytes);
   } catch (error) {
-    throw new CliFailure(`get: cannot write ${local}: ${(error as Error).message}`);
+    throw new CliFailure(`get: cannot write ${local}: ${(error as Error).message}`, localFileCode(error));
   }
 }
 
@@ -81,17 +84,19 @@ export async function find(
         limit: options.limit,
         hidden: options.hidden,
         ignore: options.ignore,
-        onPage: (paths) => process.stdout.write(paths.map((path) => `${path}\n`).join("")),
+        onPage: (paths) => {
+          if (!outputClosed.aborted) process.stdout.write(paths.map((path) => `${path}\n`).join(""));
+        },
       },
-      context,
+      streaming,
     ),
   );
   if (result.truncated) process.stderr.write(`outpost: find: stopped at the limit of ${options.limit} paths\n`);
 }
 
 /**
- * Prints each change as it comes (one changed path per line; `overflow` when changes were lost), until Ctrl-C or
- * the watcher fails.
+ * Prints each change as it comes (one changed path per line; `overflow` when changes were lost), until Ctrl-C, the
+ * reader of stdout going away, or the watcher failing.
  */
 export async function watch(session: Session, paths: string[], options: { recursive: boolean }): Promise<void> {
   let stop: (error?: CliFailure) => void = () => {};
@@ -112,6 +117,8 @@ export async function watch(session: Session, paths: string[], options: { recurs
   const interrupt = () => stop();
   process.on("SIGINT", interrupt);
   process.on("SIGTERM", interrupt);
+  outputClosed.addEventListener("abort", interrupt);
+  if (outputClosed.aborted) stop();
   // The SDK never lets an open watch keep a process alive; this command exists to wait for it, so it holds the loop.
   const keepAlive = setInterval(() => {}, 60_000);
   try {
@@ -121,6 +128,7 @@ export async function watch(session: Session, paths: string[], options: { recurs
     clearInterval(keepAlive);
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
+    outputClosed.removeEventListener("abort", interrupt);
     await watcher.close(context);
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { SearchFilesOptions, SearchMatch } from "@outpost/sdk";
 import { CliFailure, failed } from "../exit.js";
+import { outputClosed } from "../output.js";
 import type { Session } from "../target.js";
 
 /** The options `outpost grep` takes. */
@@ -43,7 +44,7 @@ export async function grep(session: Session, pattern: string, dir: string | unde
   let fileRoot = false;
   if (dir !== undefined) {
     const info = await session.env.fileInfo(dir, context);
-    if (!info.ok) throw new CliFailure(failed(`grep ${dir}`, info.error).message, GREP_EXIT.error);
+    if (!info.ok) throw asGrepError(failed(`grep ${dir}`, info.error));
     fileRoot = info.value.kind === "file";
     prefix = fileRoot ? "" : dir.endsWith("/") ? dir : `${dir}/`;
   }
@@ -60,7 +61,7 @@ export async function grep(session: Session, pattern: string, dir: string | unde
       last = { path: match.path, line: match.line + match.after.length };
     }
     matched += matches.length;
-    process.stdout.write(`${out.join("\n")}\n`);
+    if (!outputClosed.aborted) process.stdout.write(`${out.join("\n")}\n`);
   };
   const search: SearchFilesOptions = {
     glob: options.glob,
@@ -75,14 +76,18 @@ export async function grep(session: Session, pattern: string, dir: string | unde
     ignore: options.ignore,
     onPage: print,
   };
-  const result = await session.env.searchFiles(root, pattern, search, context);
-  if (!result.ok) {
-    const failure = failed(`grep ${pattern}`, result.error);
-    throw new CliFailure(failure.message, result.error.code === "aborted" ? failure.exitCode : GREP_EXIT.error);
-  }
+  // The search stops when the reader of stdout goes away (| head), as find's listing does.
+  const result = await session.env.searchFiles(root, pattern, search, { abortSignal: outputClosed });
+  if (!result.ok) throw asGrepError(failed(`grep ${pattern}`, result.error));
   if (result.value.truncated) process.stderr.write(`outpost: grep: stopped at the limit of ${options.limit} matches\n`);
   if (result.value.skipped > 0) {
     process.stderr.write(`outpost: grep: ${result.value.skipped} files or directories could not be read\n`);
   }
   return matched > 0 ? GREP_EXIT.matched : GREP_EXIT.none;
+}
+
+/** A failure with ripgrep's exit status for an error (2), except an interruption (which keeps its own). */
+function asGrepError(failure: CliFailure): CliFailure {
+  if (failure.code === "aborted") return failure;
+  return new CliFailure(failure.message, failure.code, GREP_EXIT.error);
 }

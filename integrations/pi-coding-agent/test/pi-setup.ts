@@ -1,7 +1,8 @@
 /**
  * Settings pi's local tools (the oracle) need on a test machine; import this module before anything from pi, which
  * reads its agent directory when it loads.
- * - `PI_OFFLINE`: pi never downloads fd or ripgrep; the tests use Debian's (`.ci/run` installs them).
+ * - `PI_OFFLINE`: pi never downloads fd or ripgrep; the tests use Debian's (`make setup` installs them; without
+ *   them every test here fails naming the missing one).
  * - A private pi agent directory whose `bin/fd` runs Debian's `fdfind`, without `--no-require-git`: Debian 12's fd
  *   (8.6) predates that flag, which pi always passes. The scenario is a git repository, where the flag changes
  *   nothing (`.gitignore` counts either way).
@@ -9,6 +10,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { needTool } from "../../../tools/system-tools.js";
+
+const fd = needTool("fd");
+needTool("rg");
 
 const agentDir = mkdtempSync(join(tmpdir(), "outpost-pi-agent-"));
 mkdirSync(join(agentDir, "bin"));
@@ -22,8 +27,7 @@ writeFileSync(
     '  [ "$arg" = "--no-require-git" ] && continue',
     '  set -- "$@" "$arg"',
     "done",
-    'if command -v fdfind >/dev/null; then exec fdfind "$@"; fi',
-    'exec fd "$@"',
+    `exec '${fd}' "$@"`,
     "",
   ].join("\n"),
 );

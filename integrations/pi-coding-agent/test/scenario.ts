@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { needTool } from "../../../tools/system-tools.js";
 
 /** A 1×1 PNG. */
 const PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -23,7 +24,7 @@ function bigFile(): string {
 /** Builds the scenario in `root` (an existing, empty directory). */
 export function buildScenario(root: string): void {
   // A repository, as most trees an agent works on are: fd and ripgrep honour `.gitignore` there whatever their version.
-  execFileSync("git", ["init", "-q", root]);
+  execFileSync(needTool("git"), ["init", "-q", root]);
   const file = (path: string, content: string | Buffer) => {
     mkdirSync(join(root, path, ".."), { recursive: true });
     writeFileSync(join(root, path), content);

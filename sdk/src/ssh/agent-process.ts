@@ -1,13 +1,21 @@
 /**
  * The agent started over an SSH exec channel, shaped like the child process `Connection` otherwise spawns: its
- * stdio are the channel's streams, its exit is the channel's exit status, and killing it closes the channel and the
- * SSH connection (the remote agent then sees the end of its input and exits, taking its commands with it).
+ * stdio are the channel's streams, its exit is the channel's exit status, and killing it closes the channel (the
+ * remote agent then sees the end of its input and exits, taking its commands with it) and lets go of the shared SSH
+ * connection, which closes when nothing else uses it.
  */
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import type { ClientChannel } from "ssh2";
 import type { AgentProcess } from "../wire/connection.js";
-import type { OpenRoute } from "./client.js";
+import type { Lease } from "./route-pool.js";
+
+/**
+ * The variables sshd sets that mark a session as "started by SSH". They are removed from the agent's environment,
+ * so its commands run as they would under a `NodeExecutionEnv` on that machine (Debian's bash reads `~/.bashrc` in
+ * every `bash -c` while `SSH_CLIENT` is set): spec/semantics.md rule SSH1.
+ */
+export const SSH_SESSION_VARIABLES = ["SSH_CLIENT", "SSH_CONNECTION", "SSH2_CLIENT", "SSH_TTY"] as const;
 
 /** An agent running at the end of an SSH connection. */
 export class SshAgentProcess extends EventEmitter implements AgentProcess {
@@ -16,14 +24,16 @@ export class SshAgentProcess extends EventEmitter implements AgentProcess {
   readonly stderr: Readable;
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
-  readonly #route: OpenRoute;
+  readonly #lease: Lease;
   readonly #channel: ClientChannel;
   #exited = false;
   #closed = false;
+  #killed = false;
 
-  constructor(route: OpenRoute, channel: ClientChannel) {
+  constructor(lease: Lease, channel: ClientChannel) {
     super();
-    this.#route = route;
+    this.#lease = lease;
+    const route = lease.route;
     this.#channel = channel;
     this.stdin = channel;
     this.stdout = channel;
@@ -34,10 +44,18 @@ export class SshAgentProcess extends EventEmitter implements AgentProcess {
       this.#exit();
     });
     channel.on("close", () => this.#close());
-    // A dropped connection may never deliver the channel's close: the client's is enough.
-    route.client.on("close", () => this.#close());
-    route.client.on("error", () => this.#close());
+    // A dropped connection may never deliver the channel's close: the client's is enough. The client is shared
+    // with other agents, so the listeners go when this agent closes.
+    const onClientGone = () => this.#close();
+    route.client.on("close", onClientGone);
+    route.client.on("error", onClientGone);
+    this.#forgetClient = () => {
+      route.client.removeListener("close", onClientGone);
+      route.client.removeListener("error", onClientGone);
+    };
   }
+
+  readonly #forgetClient: () => void;
 
   #exit(): void {
     if (this.#exited) return;
@@ -49,25 +67,32 @@ export class SshAgentProcess extends EventEmitter implements AgentProcess {
     if (this.#closed) return;
     this.#exit();
     this.#closed = true;
-    this.#route.close();
+    this.#forgetClient();
+    this.#lease.release();
     this.emit("close", this.exitCode, this.signalCode);
   }
 
-  /** Closes the channel and the connection; the signal is not sent (a remote agent exits when its input ends). */
+  /**
+   * Closes the channel and lets go of the connection; the signal is not sent (a remote agent exits when its input
+   * ends).
+   */
   kill(): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || this.#killed) return false;
+    this.#killed = true;
     this.#channel.close();
-    this.#route.close();
+    // Not waiting for the server's answer: the connection may be the one that hangs. After this turn, as a
+    // child process's events come.
+    queueMicrotask(() => this.#close());
     return true;
   }
 
   /** Lets the SSH connection keep this process alive (while requests are pending). */
   ref(): void {
-    this.#route.socket.ref();
+    this.#lease.keepAlive(true);
   }
 
-  /** Lets this process exit even though the SSH connection is open. */
+  /** Lets this process exit even though the SSH connection is open (for this agent's part). */
   unref(): void {
-    this.#route.socket.unref();
+    this.#lease.keepAlive(false);
   }
 }

@@ -15,7 +15,7 @@ import ssh2, {
 import { SshError } from "./errors.js";
 import { checkHostKey, type HostTrust, readTrust, trustedKeyTypes } from "./known-hosts.js";
 import { ssh2Call } from "./ssh2-call.js";
-import type { Hop, Route, SshTargetOptions } from "./target.js";
+import { checkIdentityFiles, type Hop, type Route, type SshTargetOptions } from "./target.js";
 
 /** An open connection to the route's last hop, and the clients of every hop (first hop first). */
 export interface OpenRoute {
@@ -61,35 +61,86 @@ export function hostKeyAlgorithms(trust: HostTrust | undefined): string[] {
 /** One way to authenticate: the method name the server must offer, and what to send (`undefined`: skip it). */
 export interface AuthAttempt {
   offeredAs: AuthenticationType;
+  /** What it is, for people: `key <file>`, `ssh-agent <socket>`, `password`, `keyboard-interactive`. */
+  label: string;
   make: () => Promise<AnyAuthMethod | undefined>;
 }
 
-/** Auth methods to try on one hop, in OpenSSH's order: agent, key files, password, keyboard-interactive. */
-export function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] {
+/**
+ * What one hop's authentication offered, skipped and was told, so that an `auth` failure can say which methods and
+ * keys were tried (as `ssh -v` would) instead of only that none was accepted.
+ */
+export class AuthReport {
+  /** The methods sent to the server, in order. */
+  readonly offered: string[] = [];
+  /** Methods not sent, each with why. */
+  readonly skipped: string[] = [];
+  /** The methods the server said it accepts (known after the first request). */
+  serverMethods: readonly string[] | undefined;
+
+  skip(label: string, why: string): void {
+    this.skipped.push(`${label} (${why})`);
+  }
+
+  /** `offered …; not offered: …; the server accepts …`. */
+  describe(): string {
+    const parts = [`offered ${this.offered.length > 0 ? this.offered.join(", ") : "nothing"}`];
+    if (this.skipped.length > 0) parts.push(`not offered: ${this.skipped.join(", ")}`);
+    if (this.serverMethods !== undefined) parts.push(`the server accepts ${this.serverMethods.join(", ") || "none"}`);
+    return parts.join("; ");
+  }
+}
+
+function reason(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
+/**
+ * Auth methods to try on one hop, in OpenSSH's order: agent, key files, password, keyboard-interactive. Keys that
+ * cannot be used are skipped, noted in `report` with why.
+ */
+export function authMethods(hop: Hop, options: SshTargetOptions, report = new AuthReport()): AuthAttempt[] {
   const username = hop.user;
   const methods: AuthAttempt[] = [];
   const agent = options.agent === false ? undefined : (options.agent ?? process.env.SSH_AUTH_SOCK);
   if (agent !== undefined && agent !== "") {
-    methods.push({ offeredAs: "publickey", make: async () => ({ type: "agent", username, agent }) });
-  }
-  for (const file of hop.identityFiles) {
     methods.push({
       offeredAs: "publickey",
+      label: `ssh-agent ${agent}`,
+      make: async () => ({ type: "agent", username, agent }),
+    });
+  }
+  for (const file of hop.identityFiles) {
+    const label = `key ${file}`;
+    methods.push({
+      offeredAs: "publickey",
+      label,
       make: async () => {
         let data: Buffer;
         try {
           data = await readFile(file);
-        } catch {
+        } catch (error) {
+          report.skip(label, `cannot read: ${reason(error)}`);
           return undefined;
         }
         // ssh2 is CommonJS and Node's ESM loader does not see `utils` as a named export.
         let key = ssh2.utils.parseKey(data);
-        if (key instanceof Error && /passphrase/i.test(key.message) && options.passphrase !== undefined) {
+        if (key instanceof Error && /passphrase/i.test(key.message)) {
+          if (options.passphrase === undefined) {
+            report.skip(label, "encrypted, and no passphrase callback");
+            return undefined;
+          }
           const passphrase = await options.passphrase(file);
-          if (passphrase === undefined) return undefined;
+          if (passphrase === undefined) {
+            report.skip(label, "encrypted, and no passphrase given");
+            return undefined;
+          }
           key = ssh2.utils.parseKey(data, passphrase);
         }
-        if (key instanceof Error) return undefined;
+        if (key instanceof Error) {
+          report.skip(label, `not a usable private key: ${key.message}`);
+          return undefined;
+        }
         return { type: "publickey", username, key: Array.isArray(key) ? key[0] : key };
       },
     });
@@ -98,13 +149,16 @@ export function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] 
   if (ask !== undefined) {
     methods.push({
       offeredAs: "password",
+      label: "password",
       make: async () => {
         const password = await ask({ user: username, host: hop.alias, prompt: "Password:" });
+        if (password === undefined) report.skip("password", "not given");
         return password === undefined ? undefined : { type: "password", username, password };
       },
     });
     methods.push({
       offeredAs: "keyboard-interactive",
+      label: "keyboard-interactive",
       make: async () => ({
         type: "keyboard-interactive",
         username,
@@ -123,9 +177,13 @@ export function authMethods(hop: Hop, options: SshTargetOptions): AuthAttempt[] 
 /**
  * Offers the methods in order, each only if the server still offers its kind, so no callback (a passphrase, a
  * password) is asked for a method the server would refuse. The first request is `none`, as OpenSSH's, to learn
- * which methods the server offers.
+ * which methods the server offers. `report` records what was offered and what the server accepts.
  */
-export function authHandler(methods: AuthAttempt[], username: string): AuthHandlerMiddleware {
+export function authHandler(
+  methods: AuthAttempt[],
+  username: string,
+  report = new AuthReport(),
+): AuthHandlerMiddleware {
   let next = 0;
   let asked = false;
   return (authsLeft: AuthenticationType[] | null, _partial: boolean | null, nextMethod: NextAuthHandler) => {
@@ -136,15 +194,27 @@ export function authHandler(methods: AuthAttempt[], username: string): AuthHandl
       callback({ type: "none", username });
       return;
     }
+    if (authsLeft !== null) report.serverMethods = [...authsLeft];
     const tryNext = (): void => {
-      while (next < methods.length && authsLeft !== null && !authsLeft.includes(methods[next].offeredAs)) next++;
+      while (next < methods.length && authsLeft !== null && !authsLeft.includes(methods[next].offeredAs)) {
+        report.skip(methods[next].label, `the server does not accept ${methods[next].offeredAs}`);
+        next++;
+      }
       if (next >= methods.length) {
         callback(false);
         return;
       }
-      methods[next++].make().then(
-        (method) => (method === undefined ? tryNext() : callback(method)),
-        () => tryNext(),
+      const method = methods[next++];
+      method.make().then(
+        (made) => {
+          if (made === undefined) return tryNext();
+          report.offered.push(method.label);
+          callback(made);
+        },
+        (error: unknown) => {
+          report.skip(method.label, `failed: ${reason(error)}`);
+          tryNext();
+        },
       );
     };
     tryNext();
@@ -159,8 +229,11 @@ function connectHop(
   trust: HostTrust,
   policy: HostKeyPolicy,
   sock: NodeJS.ReadableStream,
-  methods: AuthAttempt[],
+  options: SshTargetOptions | undefined,
 ): Promise<Client> {
+  const report = new AuthReport();
+  // Scanning sends no credentials: the connection ends when the host key has arrived.
+  const methods = options === undefined ? [] : authMethods(hop, options, report);
   return new Promise((resolve, reject) => {
     const client = new Client();
     let refused: SshError | undefined;
@@ -180,7 +253,7 @@ function connectHop(
       if (refused !== undefined) return fail(refused);
       const where = `${hop.user}@${hop.hostName}:${hop.port}`;
       if (error.level === "client-authentication") {
-        return fail(new SshError("auth", `Authentication to ${where} failed: no offered method was accepted`, error));
+        return fail(new SshError("auth", `Authentication to ${where} failed: ${report.describe()}`, error));
       }
       fail(new SshError("connect", `Cannot connect to ${where}: ${error.message}`, error));
     });
@@ -195,7 +268,7 @@ function connectHop(
       keepaliveInterval: hop.keepaliveMs,
       keepaliveCountMax: hop.keepaliveCountMax,
       algorithms: { serverHostKey: hostKeyAlgorithms(policy.kind === "verify" ? trust : undefined) as never },
-      authHandler: authHandler(methods, hop.user),
+      authHandler: authHandler(methods, hop.user, report),
       hostVerifier: (key: Buffer) => {
         if (policy.kind === "capture") {
           policy.onKey(Buffer.from(key));
@@ -230,6 +303,8 @@ export async function openRoute(route: Route, options: SshTargetOptions, policy:
   const clients: Client[] = [];
   // Everything read from disk comes first, so the socket's events all reach ssh2's listeners.
   const trusts = await Promise.all(route.hops.map((hop) => readTrust(route.trustFiles, hop.knownHostsName)));
+  // A scan sends no credentials, so only a connection that logs in needs its key files.
+  if (policy.kind === "verify") await checkIdentityFiles(options);
   const first = route.hops[0];
   const socket = connectTcp({ host: first.hostName, port: first.port });
   socket.setNoDelay(true);
@@ -241,8 +316,8 @@ export async function openRoute(route: Route, options: SshTargetOptions, policy:
     let sock: NodeJS.ReadableStream = socket;
     for (const [index, hop] of route.hops.entries()) {
       const isTarget = index === route.hops.length - 1;
-      const methods = isTarget && policy.kind === "capture" ? [] : authMethods(hop, options);
-      const client = await connectHop(hop, trusts[index], isTarget ? policy : { kind: "verify" }, sock, methods);
+      const credentials = isTarget && policy.kind === "capture" ? undefined : options;
+      const client = await connectHop(hop, trusts[index], isTarget ? policy : { kind: "verify" }, sock, credentials);
       clients.push(client);
       if (!isTarget) sock = await forward(client, route.hops[index + 1]);
     }

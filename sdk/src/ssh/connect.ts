@@ -1,25 +1,44 @@
 /**
  * The SSH entry points: `connectSsh` (an env, connected now), `sshConnection` (a lazy `Connection`), the host-key
  * helpers `scanHostKey` / `acceptHostKey` / `forgetHostKey`, and `detectPlatform` / `deployAgent` for ops tools.
- * Every start of the agent opens a fresh SSH connection, checks the host key, verifies (or deploys) the agent by its
- * SHA-256 and only then runs it.
+ * Every start of the agent runs on the SSH connection this process shares for the target (one is opened, its host
+ * key checked, when none is open), verifies (or deploys) the agent by its SHA-256 and only then runs it: on a POSIX
+ * target in one remote command when the agent is there (boot.ts).
  */
-import type { ClientChannel } from "ssh2";
+
 import type { HostErrorClasses } from "../contract/host-errors.js";
 import { err, ok, type Result } from "../contract/result.js";
 import { RemoteExecutionEnv } from "../env/remote-env.js";
 import { type AgentProcess, Connection } from "../wire/connection.js";
-import { SshAgentProcess } from "./agent-process.js";
+import { SSH_SESSION_VARIABLES, SshAgentProcess } from "./agent-process.js";
+import { type BootOutcome, bootLine, readBoot } from "./boot.js";
 import { type OpenRoute, openRoute } from "./client.js";
-import { type DeployedAgent, type DeployOptions, deployOn } from "./deploy.js";
+import {
+  agentTable,
+  type DeployedAgent,
+  type DeployOptions,
+  deployOn,
+  installAgent,
+  localAgent,
+  parseHash,
+  remoteAgentPath,
+} from "./deploy.js";
 import { asSshError, SshError } from "./errors.js";
 import { addHostKey, checkHostKey, fingerprintOf, keyTypeOf, readTrust, removeHost } from "./known-hosts.js";
 import { opensshAccess, opensshCommand, spawnOverOpenssh } from "./openssh.js";
-import { detectPlatformOn, type RemotePlatform } from "./platform.js";
-import { ssh2Access } from "./remote-access.js";
+import { detectPlatformOn, isWindowsPosix, posixPlatform, type RemotePlatform } from "./platform.js";
+import { type RemoteAccess, ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
-import { ssh2Call } from "./ssh2-call.js";
-import { parseTarget, type Route, resolveRoute, type SshTargetOptions, validateTargetOptions } from "./target.js";
+import { SCRIPT_COMMAND } from "./remote-script.js";
+import { type Lease, RoutePool } from "./route-pool.js";
+import {
+  checkIdentityFiles,
+  parseTarget,
+  type Route,
+  resolveRoute,
+  type SshTargetOptions,
+  validateTargetOptions,
+} from "./target.js";
 import { windowsAgentPaths, windowsLaunchCommand } from "./windows.js";
 
 /** Options of {@link sshConnection} and {@link connectSsh}. */
@@ -50,24 +69,12 @@ export interface SshEnvOptions extends SshConnectOptions {
   errors?: HostErrorClasses;
 }
 
-/**
- * The variables sshd sets that mark a session as "started by SSH". They are removed from the agent's environment,
- * so its commands run as they would under a `NodeExecutionEnv` on that machine (Debian's bash reads `~/.bashrc` in
- * every `bash -c` while `SSH_CLIENT` is set): spec/semantics.md rule SSH1.
- */
-export const SSH_SESSION_VARIABLES = ["SSH_CLIENT", "SSH_CONNECTION", "SSH2_CLIENT", "SSH_TTY"] as const;
+export { SSH_SESSION_VARIABLES };
 
 /** The command line that starts the verified agent through the account's shell (POSIX). */
 export function launchCommand(agentPath: string, args: readonly string[]): string {
   const unset = SSH_SESSION_VARIABLES.map((name) => `-u ${name}`).join(" ");
   return `exec env ${unset} ${[agentPath, ...args].map(shellQuote).join(" ")}`;
-}
-
-function execChannel(route: OpenRoute, command: string): Promise<ClientChannel> {
-  return ssh2Call<ClientChannel>(
-    (done) => route.client.exec(command, done),
-    (error) => new SshError("remote", `Cannot start the agent over SSH: ${error.message}`, error),
-  );
 }
 
 async function withRoute<T>(target: string, options: SshTargetOptions, use: (route: OpenRoute) => Promise<T>) {
@@ -90,15 +97,96 @@ interface StartState {
   deployed?: DeployedAgent;
 }
 
+/** The SSH connections every env of this process shares (SSH7). */
+const pool = new RoutePool();
+
+/** Ids for callbacks, so two option sets share a connection only with the same passphrase and password callbacks. */
+const callbackIds = new WeakMap<object, number>();
+let lastCallbackId = 0;
+function callbackId(callback: object | undefined): number | undefined {
+  if (callback === undefined) return undefined;
+  if (!callbackIds.has(callback)) callbackIds.set(callback, ++lastCallbackId);
+  return callbackIds.get(callback);
+}
+
+/** What a pooled connection was opened with: connections are shared only between identical ones. */
+export function poolKey(route: Route, options: SshTargetOptions): string {
+  return JSON.stringify({
+    hops: route.hops,
+    trust: route.trustFiles,
+    known: route.knownHostsFile,
+    agent: options.agent ?? process.env.SSH_AUTH_SOCK ?? null,
+    passphrase: callbackId(options.passphrase) ?? null,
+    password: callbackId(options.password) ?? null,
+  });
+}
+
+/** The connection pool's connection count for `target` and `options` (for tests and the bench). */
+export async function sharedConnections(target: string, options: SshTargetOptions = {}): Promise<number> {
+  return pool.connections(poolKey(await resolveRoute(target, options), options));
+}
+
+/** One boot command (see boot.ts) over ssh2, on the lease's connection. */
+async function bootOverSsh2(lease: Lease, table: readonly string[], args: readonly string[]): Promise<BootOutcome> {
+  const channel = await lease.exec(SCRIPT_COMMAND);
+  const { line, marker } = bootLine(table, args);
+  return readBoot(new SshAgentProcess(lease.hold(), channel), line, marker);
+}
+
+/**
+ * Starts the agent on a POSIX target in as few remote commands as the rules allow (SSH7): one boot command probes,
+ * verifies and execs it; when the agent is missing or does not verify, one upload command and a second boot.
+ * `undefined` when no POSIX shell answered (Windows): the caller takes the step-by-step path.
+ */
+async function bootPosix(
+  boot: (table: readonly string[]) => Promise<BootOutcome>,
+  remote: RemoteAccess,
+  options: SshConnectOptions,
+  state: StartState,
+): Promise<AgentProcess | undefined> {
+  const table = await agentTable(options);
+  let uploaded = false;
+  for (;;) {
+    const outcome = await boot(table);
+    if (outcome.kind === "none") return undefined;
+    if (outcome.probe === undefined || isWindowsPosix(outcome.probe)) {
+      if (outcome.kind === "start") outcome.agent.kill();
+      return undefined;
+    }
+    const platform = posixPlatform(outcome.probe);
+    state.platform = platform;
+    const agent = await localAgent(platform, options);
+    if (outcome.kind === "start") {
+      if (outcome.sha256 !== agent.sha256) {
+        outcome.agent.kill();
+        throw new SshError("deploy", `The remote started agent ${outcome.sha256}, not ${agent.sha256}`);
+      }
+      state.deployed = { path: remoteAgentPath(platform, agent.sha256), sha256: agent.sha256, uploaded };
+      return outcome.agent;
+    }
+    parseHash(outcome.hash); // a remote without any hashing tool fails here, by name
+    if (uploaded) {
+      throw new SshError("deploy", `The agent does not verify on the remote after its upload (${outcome.hash})`);
+    }
+    state.deployed = await installAgent(remote, platform, options);
+    uploaded = true;
+  }
+}
+
 async function launchOverSsh2(
   target: string,
   options: SshConnectOptions,
   state: StartState,
   args: readonly string[],
 ): Promise<AgentProcess> {
-  const route = await openRoute(await resolveRoute(target, options), options, { kind: "verify" });
+  const route = await resolveRoute(target, options);
+  const lease = await pool.lease(poolKey(route, options), () => openRoute(route, options, { kind: "verify" }));
   try {
-    const remote = ssh2Access(route.client);
+    const remote = ssh2Access(lease.route.client);
+    if (state.platform?.platform !== "windows") {
+      const agent = await bootPosix((table) => bootOverSsh2(lease, table, args), remote, options, state);
+      if (agent !== undefined) return agent;
+    }
     state.platform ??= await detectPlatformOn(remote);
     state.deployed = await deployOn(remote, state.platform, options);
     const command =
@@ -109,11 +197,9 @@ async function launchOverSsh2(
             SSH_SESSION_VARIABLES,
           )
         : launchCommand(state.deployed.path, args);
-    const channel = await execChannel(route, command);
-    return new SshAgentProcess(route, channel);
-  } catch (error) {
-    route.close();
-    throw error;
+    return new SshAgentProcess(lease.hold(), await lease.exec(command));
+  } finally {
+    lease.release();
   }
 }
 
@@ -130,6 +216,8 @@ async function launchOverOpenssh(
   args: readonly string[],
 ): Promise<AgentProcess> {
   const route = await resolveRoute(target, options);
+  // The scan below sends no key; the files ssh will offer are checked here, before any connection.
+  await checkIdentityFiles(options);
   const last = route.hops[route.hops.length - 1];
   const key = await scanRoute(route, options).catch((error: unknown) => {
     if (error instanceof SshError && (error.code === "connect" || error.code === "auth")) return undefined;
@@ -141,6 +229,12 @@ async function launchOverOpenssh(
   }
   const ssh = opensshCommand(options.sshProgram ?? "ssh", target, options, route);
   const remote = opensshAccess(ssh, last.knownHostsName);
+  const boot = async (table: readonly string[]) => {
+    const { line, marker } = bootLine(table, args);
+    return readBoot(spawnOverOpenssh(ssh, SCRIPT_COMMAND), line, marker);
+  };
+  const agent = await bootPosix(boot, remote, options, state);
+  if (agent !== undefined) return agent;
   state.platform ??= await detectPlatformOn(remote);
   state.deployed = await deployOn(remote, state.platform, options);
   return spawnOverOpenssh(ssh, launchCommand(state.deployed.path, args));
@@ -189,7 +283,8 @@ export class SshConnection extends Connection {
 
 /**
  * A lazy `Connection` to an agent on `target` (`user@host:port` or an ssh config alias): nothing touches the
- * network until the first request. Every start connects, checks the host key strictly, verifies or deploys the
+ * network until the first request. Every start uses the process's shared connection to the target or opens one
+ * (checking the host key strictly), verifies or deploys the
  * agent by SHA-256 and runs it; a failed start fails the waiting requests and the next request tries again.
  */
 export function sshConnection(target: string, options: SshConnectOptions = {}): Result<SshConnection, SshError> {
@@ -222,7 +317,10 @@ function validateShapes(target: string, options: SshConnectOptions): void {
   }
 }
 
-/** An env on an SSH target; `close()` stops its agent and ends the SSH connection. */
+/**
+ * An env on an SSH target; `close()` stops its agent and ends the SSH connection once no other env of the process
+ * uses it.
+ */
 export class SshExecutionEnv extends RemoteExecutionEnv {
   /** The connection to the agent. */
   readonly connection: SshConnection;
@@ -243,7 +341,7 @@ export class SshExecutionEnv extends RemoteExecutionEnv {
     this.platform = platform;
   }
 
-  /** Stops the agent (killing any command it runs) and ends the SSH connection. */
+  /** Stops the agent (killing any command it runs); the SSH connection ends with the last env that uses it. */
   async close(): Promise<void> {
     await this.connection.close();
   }

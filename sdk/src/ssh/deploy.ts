@@ -1,17 +1,19 @@
 /**
- * `deployAgent`: the agent for the remote's platform, uploaded over SFTP to `~/.outpost/bin/outpost-<sha256>`
- * (a temporary name, verified, then renamed into place; mode 0755 in a 0700 directory), and verified by its SHA-256
- * on the remote before every start; after an upload, agents of other versions are removed. No path passes through a
- * remote shell unquoted. Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
+ * `deployAgent`: the agent for the remote's platform, uploaded by one POSIX script (remote-script.ts; its bytes on the
+ * script's stdin) to `~/.outpost/bin/outpost-<sha256>` (a temporary name, verified, then renamed into place; mode
+ * 0755 in a 0700 directory), and verified by its SHA-256 on the remote before every start; after an upload, agents
+ * of other versions are removed. No path passes through the account's shell: paths are `sh` arguments on the
+ * script's line (spec/semantics.md SSH6). Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { type AgentManifest, packagedAgent, readManifest } from "../env/agent-binary.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
-import type { RemoteAccess } from "./remote-access.js";
-import { afterMarker, shellQuote } from "./remote-command.js";
+import type { RemoteAccess, SftpAccess } from "./remote-access.js";
+import { afterMarker, type RemoteOutput } from "./remote-command.js";
+import { printMarker, reportedLines, runScript } from "./remote-script.js";
 import { windowsAgentPaths } from "./windows.js";
 
 /** The local agent binary to deploy and its SHA-256. */
@@ -38,9 +40,45 @@ export interface DeployedAgent {
   uploaded: boolean;
 }
 
+/** Hashes of local binaries by path, size and mtime: a connect hashes every packaged agent (see agentTable). */
+const hashes = new Map<string, { key: string; sha256: string; size: number }>();
+
 async function hashOf(path: string): Promise<{ sha256: string; size: number }> {
+  const info = await stat(path);
+  const key = `${info.size}:${info.mtimeMs}:${info.ino}`;
+  const cached = hashes.get(path);
+  if (cached?.key === key) return { sha256: cached.sha256, size: cached.size };
   const bytes = await readFile(path);
-  return { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length };
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  hashes.set(path, { key, sha256, size: bytes.length });
+  return { sha256, size: bytes.length };
+}
+
+/** The POSIX targets an agent can be packaged for, as the boot script names them (`<platform>-<arch>`). */
+const POSIX_TARGETS: readonly Pick<RemotePlatform, "platform" | "arch">[] = [
+  { platform: "linux", arch: "x64" },
+  { platform: "linux", arch: "arm64" },
+  { platform: "darwin", arch: "x64" },
+  { platform: "darwin", arch: "arm64" },
+  { platform: "android", arch: "arm64" },
+  { platform: "android", arch: "x64" },
+];
+
+/**
+ * The agents a start may run, as `<platform>-<arch>=<sha256>` words for the boot script: `agentBinary` as `any=…`
+ * (it is for whatever the target is), else every packaged agent this SDK carries that matches its manifest.
+ */
+export async function agentTable(options: DeployOptions = {}): Promise<string[]> {
+  if (options.agentBinary !== undefined) {
+    const agent = await localAgent({ platform: "linux", arch: "x64", home: "/", shell: "posix" }, options);
+    return [`any=${agent.sha256}`];
+  }
+  const words: string[] = [];
+  for (const target of POSIX_TARGETS) {
+    const agent = await localAgent({ ...target, home: "/", shell: "posix" }, options).catch(() => undefined);
+    if (agent !== undefined) words.push(`${target.platform}-${target.arch}=${agent.sha256}`);
+  }
+  return words;
 }
 
 /**
@@ -75,32 +113,41 @@ export async function localAgent(
 }
 
 const HASH_MARKER = "OUTPOST-HASH";
-const HASH_SCRIPT = [
-  `f=$1; echo ${HASH_MARKER}`,
-  'if [ ! -f "$f" ]; then echo missing',
-  'elif command -v sha256sum >/dev/null 2>&1; then sha256sum < "$f"',
-  'elif command -v shasum >/dev/null 2>&1; then shasum -a 256 < "$f"',
-  'elif command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 < "$f"',
-  "else echo nohash; fi",
-].join("; ");
+const INSTALL_MARKER = "OUTPOST-INSTALL";
 
-/** The SHA-256 of a remote file, `"missing"` if there is no such regular file. */
-export async function remoteHash(remote: RemoteAccess, path: string): Promise<string> {
-  // The path is an argument of `sh -c`, quoted for the account's shell; the script itself only says "$1".
-  const output = await remote.run(`sh -c ${shellQuote(HASH_SCRIPT)} outpost-hash ${shellQuote(path)}`);
-  const line = (afterMarker(output.stdout, HASH_MARKER) ?? []).find((text) => text.trim() !== "")?.trim();
+/** A shell function printing the SHA-256 of the regular file `$1`, `missing`, or `nohash` without a tool. */
+export const HASH_FUNCTION = [
+  "outpost_hash() {",
+  'if [ ! -f "$1" ]; then echo missing;',
+  'elif command -v sha256sum >/dev/null 2>&1; then sha256sum < "$1";',
+  'elif command -v shasum >/dev/null 2>&1; then shasum -a 256 < "$1";',
+  'elif command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 < "$1";',
+  "else echo nohash; fi; }",
+].join(" ");
+
+const HASH_SCRIPT = `${HASH_FUNCTION}; ${printMarker(HASH_MARKER)}; outpost_hash "$1"`;
+
+/** The hash a hashing tool printed (`undefined` if none), `"missing"`, or a `deploy` error for `nohash`. */
+export function parseHash(line: string | undefined): string | undefined {
   if (line === "missing") return "missing";
   if (line === "nohash") {
     throw new SshError("deploy", "The remote has no sha256sum, shasum or openssl to verify the Outpost agent with");
   }
-  const hex = line === undefined ? undefined : /\b([0-9a-f]{64})\b/i.exec(line)?.[1];
-  if (hex === undefined) {
-    throw new SshError(
-      "deploy",
-      `Cannot hash ${path} on the remote: ${JSON.stringify((output.stdout + output.stderr).trim().slice(-300))}`,
-    );
-  }
-  return hex.toLowerCase();
+  return line === undefined ? undefined : /\b([0-9a-f]{64})\b/i.exec(line)?.[1]?.toLowerCase();
+}
+
+function unreadable(path: string, output: RemoteOutput): SshError {
+  const shown = JSON.stringify((output.stdout + output.stderr).trim().slice(-300));
+  return new SshError("deploy", `Cannot hash ${path} on the remote: ${shown}`);
+}
+
+/** The SHA-256 of a remote file, `"missing"` if there is no such regular file. */
+export async function remoteHash(remote: RemoteAccess, path: string): Promise<string> {
+  const output = await runScript(remote, HASH_SCRIPT, [path]);
+  const line = (afterMarker(output.stdout, HASH_MARKER) ?? []).find((text) => text.trim() !== "")?.trim();
+  const hash = parseHash(line);
+  if (hash === undefined) throw unreadable(path, output);
+  return hash;
 }
 
 /** The remote directory and file name the agent with `sha256` lives under. */
@@ -109,56 +156,76 @@ export function remoteAgentPath(platform: RemotePlatform, sha256: string): strin
   return `${home}/.outpost/bin/outpost-${sha256}`;
 }
 
-/** Hashes a remote file: `"missing"` if there is no such regular file. */
-type RemoteHasher = (path: string) => Promise<string>;
+/**
+ * Removes agents of other versions from the agent's directory `$1` (spec/semantics.md SSH2): every
+ * `outpost-<sha256>` but the current one (`$4`), the most recently uploaded other one, and any that a process runs
+ * (seen in `/proc`; without `/proc` nothing is removed); and upload leftovers (`.outpost-*.tmp`) older than an hour.
+ * Best effort, in a subshell: its failure never fails a deployment that worked.
+ */
+const CLEANUP = [
+  '( d=$(cd "$1" 2>/dev/null && pwd -P) || exit 0; keep="outpost-$4";',
+  'cd "$d" || exit 0;',
+  "[ -e /proc/self/exe ] || exit 0;",
+  "running=$(ls -l /proc/[0-9]*/exe 2>/dev/null | sed -n 's/^.* -> //p');",
+  "agents=$(ls -t 2>/dev/null | grep -E -x 'outpost-[0-9a-f]{64}');",
+  'previous=$(printf \'%s\\n\' "$agents" | grep -v -x -F -e "$keep" | head -n 1);',
+  "for f in $agents; do",
+  'if [ "$f" = "$keep" ] || [ "$f" = "$previous" ]; then continue; fi;',
+  'if printf \'%s\\n\' "$running" | grep -q -x -F -e "$d/$f"; then continue; fi;',
+  'rm -f -- "$f";',
+  "done;",
+  "find . -maxdepth 1 -name '.outpost-*.tmp' -mmin +60 -exec rm -f {} + ) >/dev/null 2>&1",
+].join(" ");
 
-async function upload(
+/**
+ * The upload, as one script whose stdin carries the binary after the script's line (`$1` the directory, `$2` the
+ * temporary name, `$3` the final name, `$4` the SHA-256): creates the directory (0700), writes the temporary file
+ * (0755), hashes it, renames it into place only if it verifies, hashes the final name, then cleans up. It reports
+ * `write ok|failed`, `temp <hash>` and, after a rename, `final <hash>`.
+ */
+const INSTALL_SCRIPT = [
+  `${HASH_FUNCTION}; umask 077;`,
+  'if mkdir -p -- "$1" && chmod 700 -- "$1" && cat > "$2" && chmod 755 -- "$2"; then w=ok;',
+  'else w=failed; rm -f -- "$2"; cat > /dev/null; fi;',
+  `${printMarker(INSTALL_MARKER)}; echo "write $w"; [ "$w" = ok ] || exit 1;`,
+  'u=$(outpost_hash "$2"); echo "temp $u";',
+  'case "$u" in *"$4"*) mv -f -- "$2" "$3" && echo "final $(outpost_hash "$3")";; *) rm -f -- "$2"; exit 1;; esac;',
+  `${CLEANUP}; exit 0`,
+].join(" ");
+
+/** Uploads the agent for `platform` (known to be missing or wrong there) and verifies it; one remote command. */
+export async function installAgent(
   remote: RemoteAccess,
-  agent: LocalAgent,
-  finalPath: string,
-  options: DeployOptions,
-  hash: RemoteHasher,
-) {
+  platform: RemotePlatform,
+  options: DeployOptions = {},
+): Promise<DeployedAgent> {
+  const agent = await localAgent(platform, options);
+  const path = remoteAgentPath(platform, agent.sha256);
+  await install(remote, agent, path, options);
+  return { path, sha256: agent.sha256, uploaded: true };
+}
+
+/** Uploads the agent under a unique temporary name and moves it to `finalPath` only once it verified there. */
+async function install(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
   const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
   // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
   const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    await remote.put(agent.path, agent.size, dir, temp, options.onProgress);
-    const uploaded = await hash(temp);
-    if (uploaded !== agent.sha256) {
-      throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
-    }
-    await remote.rename(temp, finalPath);
-  } catch (error) {
-    await remote.remove(temp).catch(() => {});
-    throw error;
+  const data = { path: agent.path, size: agent.size, onProgress: options.onProgress };
+  const output = await runScript(remote, INSTALL_SCRIPT, [dir, temp, finalPath, agent.sha256], data);
+  const lines = reportedLines(output, INSTALL_MARKER, `Cannot upload the agent to ${temp}`);
+  const field = (name: string) => lines.find((line) => line.startsWith(`${name} `))?.slice(name.length + 1);
+  if (field("write") !== "ok") {
+    throw new SshError("deploy", `Cannot upload the agent to ${temp}: ${output.stderr.trim().slice(-300)}`);
   }
-}
-
-/**
- * Removes agents of other versions from the agent's directory (spec/semantics.md SSH2): every `outpost-<sha256>`
- * but the current one, the most recently uploaded other one, and any that a process runs (seen in `/proc`; without
- * `/proc` nothing is removed); and upload leftovers (`.outpost-*.tmp`) older than an hour.
- */
-const CLEANUP_SCRIPT = [
-  'd=$(cd "$1" 2>/dev/null && pwd -P) || exit 0; keep="outpost-$2"',
-  'cd "$d" || exit 0',
-  "[ -e /proc/self/exe ] || exit 0",
-  "running=$(ls -l /proc/[0-9]*/exe 2>/dev/null | sed -n 's/^.* -> //p')",
-  "agents=$(ls -t 2>/dev/null | grep -E -x 'outpost-[0-9a-f]{64}')",
-  'previous=$(printf "%s\\n" "$agents" | grep -v -x -F -e "$keep" | head -n 1)',
-  "for f in $agents; do",
-  '  if [ "$f" = "$keep" ] || [ "$f" = "$previous" ]; then continue; fi',
-  '  if printf "%s\\n" "$running" | grep -q -x -F -e "$d/$f"; then continue; fi',
-  '  rm -f -- "$f"',
-  "done",
-  "find . -maxdepth 1 -name '.outpost-*.tmp' -mmin +60 -exec rm -f {} + 2>/dev/null",
-  "exit 0",
-].join("\n");
-
-async function removeStaleAgents(remote: RemoteAccess, path: string, sha256: string): Promise<void> {
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  await remote.run(`sh -c ${shellQuote(CLEANUP_SCRIPT)} outpost-clean ${shellQuote(dir)} ${shellQuote(sha256)}`);
+  const uploaded = parseHash(field("temp"));
+  if (uploaded === undefined) throw unreadable(temp, output);
+  if (uploaded !== agent.sha256) {
+    throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
+  }
+  const verified = parseHash(field("final"));
+  if (verified !== agent.sha256) {
+    throw new SshError("deploy", `The agent at ${finalPath} does not verify after upload (sha256 ${verified})`);
+  }
 }
 
 /**
@@ -174,15 +241,8 @@ export async function deployOn(
   if (platform.platform === "windows") return deployOnWindows(remote, platform, options);
   const agent = await localAgent(platform, options);
   const path = remoteAgentPath(platform, agent.sha256);
-  const hash = (file: string) => remoteHash(remote, file);
-  if ((await hash(path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
-  await upload(remote, agent, path, options, hash);
-  const verified = await hash(path);
-  if (verified !== agent.sha256) {
-    throw new SshError("deploy", `The agent at ${path} does not verify after upload (sha256 ${verified})`);
-  }
-  // Best effort: a failed cleanup leaves old files behind, never fails a deployment that worked.
-  await removeStaleAgents(remote, path, agent.sha256).catch(() => {});
+  if ((await remoteHash(remote, path)) === agent.sha256) return { path, sha256: agent.sha256, uploaded: false };
+  await install(remote, agent, path, options);
   return { path, sha256: agent.sha256, uploaded: true };
 }
 
@@ -196,8 +256,8 @@ async function deployOnWindows(
   platform: RemotePlatform,
   options: DeployOptions,
 ): Promise<DeployedAgent> {
-  const sha256 = remote.sha256?.bind(remote);
-  if (platform.shell !== "cmd" || sha256 === undefined) {
+  const sftp = remote.sftp;
+  if (platform.shell !== "cmd" || sftp === undefined) {
     const how = platform.shell !== "cmd" ? `a ${platform.shell} shell` : "this transport";
     throw new SshError(
       "platform",
@@ -207,11 +267,28 @@ async function deployOnWindows(
   const agent = await localAgent(platform, options);
   const paths = windowsAgentPaths(platform.home, agent.sha256);
   const deployed = (uploaded: boolean) => ({ path: paths.path, sha256: agent.sha256, uploaded });
-  if ((await sha256(paths.sftp)) === agent.sha256) return deployed(false);
-  await upload(remote, agent, paths.sftp, options, sha256);
-  const verified = await sha256(paths.sftp);
+  if ((await sftp.sha256(paths.sftp)) === agent.sha256) return deployed(false);
+  await uploadOverSftp(sftp, agent, paths.sftp, options);
+  const verified = await sftp.sha256(paths.sftp);
   if (verified !== agent.sha256) {
     throw new SshError("deploy", `The agent at ${paths.path} does not verify after upload (sha256 ${verified})`);
   }
   return deployed(true);
+}
+
+/** The SFTP upload: a temporary name, verified, then renamed over the final one. */
+async function uploadOverSftp(sftp: SftpAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
+  const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
+  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await sftp.put(agent.path, agent.size, dir, temp, options.onProgress);
+    const uploaded = await sftp.sha256(temp);
+    if (uploaded !== agent.sha256) {
+      throw new SshError("deploy", `The uploaded agent is corrupt (sha256 ${uploaded}, expected ${agent.sha256})`);
+    }
+    await sftp.rename(temp, finalPath);
+  } catch (error) {
+    await sftp.remove(temp).catch(() => {});
+    throw error;
+  }
 }

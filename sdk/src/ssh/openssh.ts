@@ -4,10 +4,9 @@
  * strict host-key checking against the same known-hosts files.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createReadStream } from "node:fs";
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
-import { type RemoteOutput, shellQuote } from "./remote-command.js";
+import { COMMAND_TIMEOUT_MS, type RemoteInput, type RemoteOutput, shellQuote } from "./remote-command.js";
 import { expandHome, type Hop, parseTarget, type Route, type SshTargetOptions } from "./target.js";
 
 /** A path inside an `-o` option: double-quoted, `%` doubled (OpenSSH expands `%` tokens in file options). */
@@ -116,9 +115,6 @@ export function opensshCommand(
   return { program, args, env: jumps > 0 ? { ...process.env, SHELL: "/bin/sh" } : process.env };
 }
 
-const COMMAND_TIMEOUT_MS = 60_000;
-const UPLOAD_TIMEOUT_MS = 300_000;
-
 /** OpenSSH's own host-key verdicts, for failures the pre-check could not see (e.g. a jump host ssh2 cannot reach). */
 function failure(output: RemoteOutput, host: string): SshError {
   const stderr = output.stderr.trim();
@@ -135,7 +131,7 @@ function failure(output: RemoteOutput, host: string): SshError {
 export function runSsh(
   ssh: OpensshCommand,
   command: string,
-  input: ((stdin: NodeJS.WritableStream) => void) | undefined,
+  input: RemoteInput | undefined,
   timeoutMs: number,
 ): Promise<RemoteOutput> {
   return new Promise((resolve, reject) => {
@@ -166,46 +162,14 @@ export function runSsh(
   });
 }
 
-const PUT_SCRIPT =
-  'set -e; umask 077; d=$1; t=$2; mkdir -p "$(dirname "$d")" "$d"; chmod 700 "$d"; cat > "$t"; chmod 755 "$t"';
-
-/** {@link RemoteAccess} through the system `ssh`. */
+/** {@link RemoteAccess} through the system `ssh`: one `ssh` per command, no SFTP. */
 export function opensshAccess(ssh: OpensshCommand, host: string): RemoteAccess {
-  const checked = async (
-    command: string,
-    input?: (stdin: NodeJS.WritableStream) => void,
-    timeout = COMMAND_TIMEOUT_MS,
-  ) => {
-    const output = await runSsh(ssh, command, input, timeout);
-    // 255 is ssh's own failure (connection, authentication, host key); anything else is the remote command's.
-    if (output.code === 255) throw failure(output, host);
-    return output;
-  };
   return {
-    run: (command) => checked(command),
-    async put(localPath, size, dir, temp, onProgress) {
-      let sent = 0;
-      const output = await checked(
-        `sh -c ${shellQuote(PUT_SCRIPT)} outpost-put ${shellQuote(dir)} ${shellQuote(temp)}`,
-        (stdin) => {
-          const file = createReadStream(localPath);
-          file.on("data", (chunk) => {
-            sent += chunk.length;
-            onProgress?.(sent, size);
-          });
-          file.pipe(stdin);
-        },
-        UPLOAD_TIMEOUT_MS,
-      );
-      if (output.code !== 0)
-        throw new SshError("deploy", `Cannot upload the agent to ${temp}: ${output.stderr.trim()}`);
-    },
-    async rename(from, to) {
-      const output = await checked(`mv -f -- ${shellQuote(from)} ${shellQuote(to)}`);
-      if (output.code !== 0) throw new SshError("deploy", `Cannot move the agent to ${to}: ${output.stderr.trim()}`);
-    },
-    async remove(path) {
-      await checked(`rm -f -- ${shellQuote(path)}`);
+    async run(command, input, timeoutMs = COMMAND_TIMEOUT_MS) {
+      const output = await runSsh(ssh, command, input, timeoutMs);
+      // 255 is ssh's own failure (connection, authentication, host key); anything else is the remote command's.
+      if (output.code === 255) throw failure(output, host);
+      return output;
     },
   };
 }

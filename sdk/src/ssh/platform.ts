@@ -4,7 +4,8 @@
  */
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
-import { afterMarker, shellQuote } from "./remote-command.js";
+import { afterMarker } from "./remote-command.js";
+import { printMarker, runScript } from "./remote-script.js";
 import { CMD_PROBE, parseCmdProbe } from "./windows.js";
 
 /** The remote system as far as deployment cares. */
@@ -24,7 +25,7 @@ export interface RemotePlatform {
 }
 
 const MARKER = "OUTPOST-PROBE";
-const POSIX_PROBE = `echo ${MARKER}; uname -s; uname -m; uname -o 2>/dev/null || echo -; printf '%s\\n' "$HOME"`;
+const POSIX_PROBE = `${printMarker(MARKER)}; uname -s; uname -m; uname -o 2>/dev/null || echo -; printf '%s\\n' "$HOME"`;
 const WINDOWS_PROBE = [
   `Write-Output '${MARKER}'`,
   "Write-Output 'Windows'",
@@ -40,7 +41,8 @@ function mapArch(raw: string): RemotePlatform["arch"] {
   throw new SshError("platform", `Unsupported remote architecture: ${JSON.stringify(raw.trim())}`);
 }
 
-interface Probe {
+/** The POSIX probe's four lines: `uname -s`, `uname -m`, `uname -o` (or `-`), `$HOME`. */
+export interface Probe {
   system: string;
   machine: string;
   os: string;
@@ -49,10 +51,30 @@ interface Probe {
 
 function parseProbe(stdout: string): Probe | undefined {
   const lines = afterMarker(stdout, MARKER);
-  if (lines === undefined || lines.length < 4) return undefined;
-  const [system, machine, os, home] = lines.map((line) => line.trim());
+  return lines === undefined ? undefined : probeOf(lines);
+}
+
+/** The probe in its first four lines, trimmed; `undefined` when one is missing or blank. */
+export function probeOf(lines: readonly string[]): Probe | undefined {
+  if (lines.length < 4) return undefined;
+  const [system, machine, os, home] = lines.slice(0, 4).map((line) => line.trim());
   if (system === "" || machine === "" || home === "") return undefined;
   return { system, machine, os, home };
+}
+
+/** Git Bash or Cygwin on Windows: Windows' own facts come from PowerShell. */
+export function isWindowsPosix(probe: Probe): boolean {
+  return /^(MINGW|MSYS|CYGWIN)/i.test(probe.system);
+}
+
+/** A POSIX system's platform from its probe; a `platform` {@link SshError} for an unsupported one. */
+export function posixPlatform(probe: Probe): RemotePlatform {
+  const arch = mapArch(probe.machine);
+  const shell = "posix";
+  if (probe.system === "Darwin") return { platform: "darwin", arch, home: probe.home, shell };
+  if (probe.system === "Linux")
+    return { platform: probe.os === "Android" ? "android" : "linux", arch, home: probe.home, shell };
+  throw new SshError("platform", `Unsupported remote system: ${JSON.stringify(probe.system)}`);
 }
 
 /** Windows' facts from PowerShell (the shell is the caller's to say). */
@@ -76,7 +98,7 @@ async function cmdProbe(remote: RemoteAccess): Promise<RemotePlatform | undefine
  * {@link SshError} for a garbled probe or an unsupported system.
  */
 export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlatform> {
-  const posix = await remote.run(`sh -c ${shellQuote(POSIX_PROBE)}`);
+  const posix = await runScript(remote, POSIX_PROBE, []);
   const probe = parseProbe(posix.stdout);
   if (probe === undefined) {
     const viaCmd = await cmdProbe(remote);
@@ -86,15 +108,9 @@ export async function detectPlatformOn(remote: RemoteAccess): Promise<RemotePlat
     const shown = `${posix.stdout}${posix.stderr}`.trim().slice(-400);
     throw new SshError("platform", `Cannot identify the remote system: the probe printed ${JSON.stringify(shown)}`);
   }
-  // Git Bash or Cygwin as the account's shell: Windows' own facts come from PowerShell.
-  if (/^(MINGW|MSYS|CYGWIN)/i.test(probe.system)) {
+  if (isWindowsPosix(probe)) {
     const windows = await windowsProbe(remote).catch(() => undefined);
     if (windows !== undefined) return { ...windows, shell: "posix" };
   }
-  const arch = mapArch(probe.machine);
-  const shell = "posix";
-  if (probe.system === "Darwin") return { platform: "darwin", arch, home: probe.home, shell };
-  if (probe.system === "Linux")
-    return { platform: probe.os === "Android" ? "android" : "linux", arch, home: probe.home, shell };
-  throw new SshError("platform", `Unsupported remote system: ${JSON.stringify(probe.system)}`);
+  return posixPlatform(probe);
 }

@@ -1,17 +1,30 @@
 /**
- * What the bootstrap needs from a transport — run a short command through the account's shell, put a file, rename
- * and remove one — and its `ssh2` implementation (exec channels and SFTP on one connection).
+ * What the bootstrap needs from a transport — run a command through the account's shell, with input — and its
+ * `ssh2` implementation (exec channels on one connection, and SFTP for Windows through cmd.exe).
  */
 import { createHash } from "node:crypto";
 import type { Client, SFTPWrapper } from "ssh2";
 import { SshError } from "./errors.js";
-import { type RemoteOutput, runRemote, whileConnected } from "./remote-command.js";
+import { type RemoteInput, type RemoteOutput, runRemote, whileConnected } from "./remote-command.js";
 import { ssh2Call } from "./ssh2-call.js";
 
 /** The remote operations of detection and deployment, the same for every transport. */
 export interface RemoteAccess {
-  /** Runs `command` through the account's shell (as `ssh host command` does). */
-  run(command: string): Promise<RemoteOutput>;
+  /**
+   * Runs `command` through the account's shell (as `ssh host command` does); `input` writes its stdin (none:
+   * ended at once). `timeoutMs` defaults to the transport's limit for a short command.
+   */
+  run(command: string, input?: RemoteInput, timeoutMs?: number): Promise<RemoteOutput>;
+  /**
+   * SFTP, for Windows through cmd.exe only: a POSIX account's startup files may print into the SFTP stream (the
+   * server starts its SFTP program through the account's shell), so POSIX deployment uses scripts (SSH6).
+   * Transports without SFTP do not offer it.
+   */
+  sftp?: SftpAccess;
+}
+
+/** File operations over SFTP, so no path passes through a shell at all. */
+export interface SftpAccess {
   /**
    * Creates `dir` and its parent if missing (mode 0700), restricts `dir` to 0700, and writes the local file to
    * `temp` inside it with mode 0755, reporting bytes sent.
@@ -29,9 +42,9 @@ export interface RemoteAccess {
   remove(path: string): Promise<void>;
   /**
    * The SHA-256 of a remote file computed here from its bytes read back over SFTP (no remote program is trusted),
-   * `"missing"` if there is no such regular file. Transports without SFTP do not offer it.
+   * `"missing"` if there is no such regular file.
    */
-  sha256?(path: string): Promise<string>;
+  sha256(path: string): Promise<string>;
 }
 
 function openSftp(client: Client): Promise<SFTPWrapper> {
@@ -95,10 +108,21 @@ async function sftpSha256(sftp: SFTPWrapper, path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops. */
+/**
+ * {@link RemoteAccess} over an open `ssh2` client; every call fails as soon as the connection drops.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
+ */
 export function ssh2Access(client: Client): RemoteAccess {
   return {
-    run: (command) => whileConnected(client, runRemote(client, command)),
+    run: (command, input, timeoutMs) => whileConnected(client, runRemote(client, command, input, timeoutMs)),
+    sftp: ssh2Sftp(client),
+  };
+}
+
+function ssh2Sftp(client: Client): SftpAccess {
+  return {
     put: (localPath, _size, dir, temp, onProgress) =>
       whileConnected(
         client,

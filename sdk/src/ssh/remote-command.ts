@@ -15,24 +15,68 @@ export interface RemoteOutput {
   code: number | null;
 }
 
-const COMMAND_TIMEOUT_MS = 60_000;
+/** Writes a remote command's input and ends it. */
+export type RemoteInput = (stdin: NodeJS.WritableStream) => void;
+
+/** How long a bootstrap command may take; an upload gets {@link UPLOAD_TIMEOUT_MS}. */
+export const COMMAND_TIMEOUT_MS = 60_000;
+export const UPLOAD_TIMEOUT_MS = 300_000;
 
 /**
  * Runs `command` (a string the account's login shell interprets, as with `ssh host command`) and collects its
- * output. Fails with a `remote` {@link SshError} if the channel cannot be opened, the connection drops or the
- * command takes longer than the timeout.
+ * output; `input` writes its stdin (none: ended at once). Fails with a `remote` {@link SshError} if the channel
+ * cannot be opened, the connection drops or the command takes longer than the timeout.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
  */
-export function runRemote(client: Client, command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<RemoteOutput> {
-  return ssh2Call(
-    (done: (error: Error | undefined, channel: ClientChannel) => void) => client.exec(command, done),
-    (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
-    // In the callback itself: the command's exit and close may follow in the same turn.
-    (channel) => collectOutput(channel, timeoutMs),
+export function runRemote(
+  client: Client,
+  command: string,
+  input?: RemoteInput,
+  timeoutMs = input === undefined ? COMMAND_TIMEOUT_MS : UPLOAD_TIMEOUT_MS,
+): Promise<RemoteOutput> {
+  return retryRefusedExec(() =>
+    ssh2Call(
+      (done: (error: Error | undefined, channel: ClientChannel) => void) => client.exec(command, done),
+      (error) => new SshError("remote", `Cannot run a command over SSH: ${error.message}`, error),
+      // In the callback itself: the command's exit and close may follow in the same turn.
+      (channel) => collectOutput(channel, input, timeoutMs),
+    ),
   );
 }
 
-/** What a started command prints until its channel closes; its input is ended at once. */
-function collectOutput(channel: ClientChannel, timeoutMs: number): Promise<RemoteOutput> {
+/** ssh2's error when the server answers an exec request with a failure. */
+function isRefusedExec(error: unknown): boolean {
+  return error instanceof SshError && error.cause instanceof Error && error.cause.message === "Unable to exec";
+}
+
+const EXEC_RETRIES = 3;
+
+/**
+ * Runs `attempt` (an exec request), again after a pause when the server refused the request itself. Dropbear
+ * (2022.83) now and then refuses an exec on a connection whose earlier session has just ended (measured: one
+ * refusal within 1 to 115 envs opened and closed in turn on one connection); the command never started, so sending
+ * it again is safe, and the next request succeeds. At most {@link EXEC_RETRIES} more tries, 100 ms, 200 ms, 400 ms
+ * apart.
+ */
+export async function retryRefusedExec<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (retry >= EXEC_RETRIES || !isRefusedExec(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** retry));
+    }
+  }
+}
+
+/** What a started command prints until its channel closes, after `input` wrote its stdin. */
+function collectOutput(
+  channel: ClientChannel,
+  input: RemoteInput | undefined,
+  timeoutMs: number,
+): Promise<RemoteOutput> {
   return new Promise((resolve, reject) => {
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
@@ -59,7 +103,8 @@ function collectOutput(channel: ClientChannel, timeoutMs: number): Promise<Remot
       if (!exited) reject(new SshError("remote", "The SSH connection dropped while a remote command ran"));
       else resolve(output);
     });
-    channel.end();
+    if (input === undefined) channel.end();
+    else input(channel);
   });
 }
 
@@ -73,6 +118,9 @@ export function afterMarker(text: string, marker: string): string[] | undefined 
 /**
  * Runs `work` but fails as soon as the SSH connection closes: a request in flight on a dropped connection (an SFTP
  * write, for one) may otherwise never call back.
+ *
+ * @internal ssh2's types stay out of the published declarations (stripInternal): this file's declarations are
+ * reached from the public `deployAgent` types, and a host that never asked for `@types/ssh2` must compile them.
  */
 export function whileConnected<T>(client: Client, work: Promise<T>): Promise<T> {
   let onClose: (() => void) | undefined;

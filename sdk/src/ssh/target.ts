@@ -156,6 +156,22 @@ export function validateTargetOptions(options: SshTargetOptions): void {
 }
 
 /**
+ * Checks that every key file the options name (`identityFiles`, the CLI's `-i`) can be read, so a missing or
+ * unreadable one fails at once as a `config` error naming the file, before any connection, rather than as an
+ * authentication failure after one. The default keys and the config's `IdentityFile`s may be missing, as in OpenSSH.
+ */
+export async function checkIdentityFiles(options: SshTargetOptions): Promise<void> {
+  for (const file of options.identityFiles ?? []) {
+    const path = expandHome(file);
+    try {
+      await readFile(path);
+    } catch (error) {
+      throw new SshError("config", `Cannot read the identity file ${path}: ${(error as Error).message}`, error);
+    }
+  }
+}
+
+/**
  * A target string's parts: `[user@]host[:port]`, `[user@][host]:port` (brackets for an IPv6 address with a port),
  * or a bare IPv6 address. The user is everything before the last `@`.
  */
