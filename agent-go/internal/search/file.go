@@ -70,6 +70,8 @@ type fileSearch struct {
 	// lineNo is the number of the line starting at the search position.
 	lineNo int
 	count  int
+	// lower is the ASCII lowercase of the region being searched, for a folded prefilter (reused).
+	lower []byte
 	// open is the last match while it collects after-context; afterLeft how many lines it still takes.
 	open      *Match
 	afterLeft int
@@ -230,6 +232,11 @@ func (s *fileSearch) compact(end int) int {
 
 // region searches the whole lines in data[start:end] (at the end of the file, the last one may lack its LF).
 func (s *fileSearch) region(start, end int) error {
+	var lower []byte
+	if s.m.folded {
+		s.lower = lowerASCII(s.lower, s.data[start:end])
+		lower = s.lower
+	}
 	pos := start
 	for pos < end {
 		if s.stop.Load() {
@@ -246,7 +253,11 @@ func (s *fileSearch) region(start, end int) error {
 			pos = next
 			continue
 		}
-		c := s.m.candidate(s.data[pos:end])
+		var lowerRest []byte
+		if lower != nil {
+			lowerRest = lower[pos-start:]
+		}
+		c := s.m.candidate(s.data[pos:end], lowerRest)
 		if c == end-pos && s.data[end-1] == '\n' {
 			// An empty match after the last LF: no line starts there.
 			c = -1

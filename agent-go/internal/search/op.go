@@ -8,7 +8,6 @@ package search
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -143,6 +142,8 @@ type pager struct {
 	truncated bool
 	page      bytes.Buffer
 	count     int
+	// scratch holds one match's JSON, reused.
+	scratch []byte
 }
 
 // errEnough ends the search once the limit is reached and one more match proved the result truncated.
@@ -154,10 +155,8 @@ func (p *pager) add(m Match) error {
 		p.truncated = true
 		return errEnough
 	}
-	encoded, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
+	p.scratch = appendMatch(p.scratch[:0], &m)
+	encoded := p.scratch
 	if p.count > 0 && p.page.Len()+len(encoded)+2 > PageBytes {
 		if err := p.flush(); err != nil {
 			return err

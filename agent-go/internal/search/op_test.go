@@ -290,6 +290,9 @@ func TestLargeFilesAcrossBlocks(t *testing.T) {
 		equal(t, m.After, []string{fmt.Sprintf("line %d", n+1), fmt.Sprintf("line %d", n+2)})
 	}
 	equal(t, result["skipped"], int64(1))
+	// The folded prefilter (an alternation, case-insensitive) across blocks finds the same lines.
+	folded, _ := ok(t, map[string]any{"path": root, "pattern": "NEEDLE|absent", "ignoreCase": true})
+	equal(t, brief(folded), brief(matches))
 }
 
 func TestUTF8ByteOrderMark(t *testing.T) {

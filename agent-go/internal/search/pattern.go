@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -32,7 +31,6 @@ type Matcher struct {
 	// block's ASCII lowercase (they are lowercase ASCII, without the letters Unicode folds beyond ASCII).
 	anyOf  [][]byte
 	folded bool
-	lower  sync.Pool
 	// word: the wordRegexp wrappers (group 1 is the match); atStart searches a line from its start, inside from
 	// where the previous match ended — its left side is a character at or after that point, as ripgrep searches.
 	word            bool
@@ -83,16 +81,15 @@ func Compile(pattern string, opts PatternOptions) (*Matcher, error) {
 		}
 	}
 	if !fold && pattern != "" {
-		if opts.Literal && !m.word {
-			m.fixed = []byte(pattern)
-		}
 		m.required = requiredLiteral(tree)
+		// A pattern that is one literal (`-F`, or a regex without metacharacters: most agent searches) is
+		// matched by bytes.Index alone.
+		if !m.word && tree.Op == syntax.OpLiteral && m.required != nil {
+			m.fixed = m.required
+		}
 	}
 	if m.fixed == nil && m.required == nil {
 		m.anyOf, m.folded = requiredSet(tree)
-		if m.folded {
-			m.lower.New = func() any { return new([]byte) }
-		}
 	}
 	return m, nil
 }
@@ -364,13 +361,16 @@ func (m *Matcher) lineMatches(line []byte, dst []Span) []Span {
 }
 
 // candidate returns the offset in block (whole lines) of a byte that may belong to a matching line, the first
-// such line's, or -1 when no line of block matches.
-func (m *Matcher) candidate(block []byte) int {
+// such line's, or -1 when no line of block matches. lower is block's ASCII lowercase when m.folded (the caller
+// lowercases a region once, not once per candidate).
+func (m *Matcher) candidate(block, lower []byte) int {
 	switch {
 	case m.fixed != nil:
 		return bytes.Index(block, m.fixed)
 	case m.required != nil:
 		return bytes.Index(block, m.required)
+	case m.anyOf != nil && m.folded:
+		return m.firstOf(lower)
 	case m.anyOf != nil:
 		return m.firstOf(block)
 	}
@@ -381,24 +381,9 @@ func (m *Matcher) candidate(block []byte) int {
 	return loc[0]
 }
 
-// firstOf is the offset of the first string of anyOf in block (ASCII-lowercased when folded), or -1.
-func (m *Matcher) firstOf(block []byte) int {
-	haystack := block
-	if m.folded {
-		scratch := m.lower.Get().(*[]byte)
-		defer m.lower.Put(scratch)
-		if cap(*scratch) < len(block) {
-			*scratch = make([]byte, len(block))
-		}
-		lower := (*scratch)[:len(block)]
-		for i, c := range block {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			lower[i] = c
-		}
-		haystack = lower
-	}
+// firstOf is the offset of the first string of anyOf in haystack (the block, or its ASCII lowercase when folded),
+// or -1.
+func (m *Matcher) firstOf(haystack []byte) int {
 	first := -1
 	for _, lit := range m.anyOf {
 		limit := haystack
@@ -411,4 +396,19 @@ func (m *Matcher) firstOf(block []byte) int {
 		}
 	}
 	return first
+}
+
+// lowerASCII writes block's ASCII lowercase into dst (grown as needed) and returns it.
+func lowerASCII(dst, block []byte) []byte {
+	if cap(dst) < len(block) {
+		dst = make([]byte, len(block))
+	}
+	dst = dst[:len(block)]
+	for i, c := range block {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+	return dst
 }
