@@ -24,10 +24,11 @@ function filesBelow(dir: string, suffix: string): string[] {
 
 /**
  * The members a source file marks `@internal`: the name declared right after a doc comment carrying the tag
- * (`name?: type`, `name(`, `readonly name`).
+ * (`name?: type`, `name(`, `readonly name`, `export function name`).
  */
 function internalMembers(source: string): string[] {
-  const tagged = /\/\*\*(?:(?!\*\/)[\s\S])*?@internal[\s\S]*?\*\/\s*(?:readonly\s+|static\s+)*([A-Za-z_$][\w$]*)/g;
+  const tagged =
+    /\/\*\*(?:(?!\*\/)[\s\S])*?@internal[\s\S]*?\*\/\s*(?:readonly\s+|static\s+|export\s+|async\s+|function\s+|const\s+|class\s+)*([A-Za-z_$][\w$]*)/g;
   return [...source.matchAll(tagged)].map((match) => match[1]);
 }
 
@@ -53,6 +54,9 @@ describe("the SDK's build output", () => {
     expect(found).not.toContain("constructor");
     expect(internalMembers("/** @internal Test knob. */\n  readonly hook?: number;")).toEqual(["hook"]);
     expect(internalMembers("/** Public. */\n  open(): void;")).toEqual([]);
+    expect(internalMembers("/** @internal Transport detail. */\nexport async function run(): void {}")).toEqual([
+      "run",
+    ]);
   });
 
   it("declares no @internal member (stripInternal)", () => {
@@ -67,6 +71,26 @@ describe("the SDK's build output", () => {
       ];
     });
     expect(leaks).toEqual([]);
+  });
+
+  it("reaches no ssh2 types from the entry points' declarations (a host need not install @types/ssh2)", () => {
+    // Follows the relative imports of every declaration file a host compiles, from index.d.ts and protocol.d.ts.
+    const reached = new Set<string>();
+    const pending = ["index.d.ts", "protocol.d.ts"];
+    while (pending.length > 0) {
+      const file = pending.pop() as string;
+      if (reached.has(file)) continue;
+      reached.add(file);
+      const text = readFileSync(join(out, file), "utf8");
+      for (const match of text.matchAll(/(?:from|import)\s+"(\.{1,2}\/[^"]+)\.js"/g)) {
+        pending.push(join(dirname(file), `${match[1]}.d.ts`));
+      }
+    }
+    const importsSsh2 = [...reached].filter((file) =>
+      /(?:from|import)\s+"ssh2"/.test(readFileSync(join(out, file), "utf8")),
+    );
+    expect(reached).toContain(join("ssh", "connect.d.ts"));
+    expect(importsSsh2).toEqual([]);
   });
 
   it("maps every declaration file to its source (declarationMap)", () => {

@@ -10,13 +10,6 @@ import type { ClientChannel } from "ssh2";
 import type { AgentProcess } from "../wire/connection.js";
 import type { Lease } from "./route-pool.js";
 
-/**
- * The variables sshd sets that mark a session as "started by SSH". They are removed from the agent's environment,
- * so its commands run as they would under a `NodeExecutionEnv` on that machine (Debian's bash reads `~/.bashrc` in
- * every `bash -c` while `SSH_CLIENT` is set): spec/semantics.md rule SSH1.
- */
-export const SSH_SESSION_VARIABLES = ["SSH_CLIENT", "SSH_CONNECTION", "SSH2_CLIENT", "SSH_TTY"] as const;
-
 /** An agent running at the end of an SSH connection. */
 export class SshAgentProcess extends EventEmitter implements AgentProcess {
   readonly stdin: Writable;

@@ -13,11 +13,11 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { PassThrough, type Readable, type Writable } from "node:stream";
 import type { AgentProcess } from "../wire/connection.js";
-import { SSH_SESSION_VARIABLES } from "./agent-process.js";
 import { HASH_FUNCTION } from "./deploy.js";
 import { SshError } from "./errors.js";
 import { type Probe, probeOf } from "./platform.js";
 import { printMarker, scriptLine } from "./remote-script.js";
+import { SSH_SESSION_VARIABLES } from "./session-variables.js";
 
 const MARKER = "OUTPOST-BOOT";
 const HEADER_LINES = 5;

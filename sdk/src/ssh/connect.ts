@@ -10,7 +10,7 @@ import type { HostErrorClasses } from "../contract/host-errors.js";
 import { err, ok, type Result } from "../contract/result.js";
 import { RemoteExecutionEnv } from "../env/remote-env.js";
 import { type AgentProcess, Connection } from "../wire/connection.js";
-import { SSH_SESSION_VARIABLES, SshAgentProcess } from "./agent-process.js";
+import { SshAgentProcess } from "./agent-process.js";
 import { type BootOutcome, bootLine, readBoot } from "./boot.js";
 import { type OpenRoute, openRoute } from "./client.js";
 import {
@@ -31,6 +31,7 @@ import { type RemoteAccess, ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { SCRIPT_COMMAND } from "./remote-script.js";
 import { type Lease, RoutePool } from "./route-pool.js";
+import { SSH_SESSION_VARIABLES } from "./session-variables.js";
 import {
   checkIdentityFiles,
   parseTarget,
