@@ -22,7 +22,7 @@ const context = { abortSignal: undefined };
 const PER_DIR = 20;
 
 /** Where a program lives, or undefined: Debian names fd `fdfind`. */
-async function which(...names: string[]): Promise<string | undefined> {
+export async function which(...names: string[]): Promise<string | undefined> {
   for (const name of names) {
     const found = await output("sh", ["-c", `command -v ${name}`], "/");
     if (found.code === 0 && found.text.trim() !== "") return found.text.trim();
@@ -42,7 +42,7 @@ async function output(program: string, args: string[], cwd: string): Promise<{ c
 }
 
 /** Runs a program and counts the lines it prints (without keeping them). */
-function countLines(program: string, args: string[], cwd: string): Promise<number> {
+export function countLines(program: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd, stdio: ["ignore", "pipe", "inherit"] });
     let lines = 0;
@@ -54,8 +54,15 @@ function countLines(program: string, args: string[], cwd: string): Promise<numbe
   });
 }
 
-/** Writes the tree; returns the number of directories. */
-async function makeTree(root: string, files: number): Promise<number> {
+/**
+ * Writes the tree; returns the number of directories. `content` gives each file's text from its index (default
+ * empty: the listing rows need names only; the search rows, tools/bench-search-files.ts, fill the same tree).
+ */
+export async function makeTree(
+  root: string,
+  files: number,
+  content: (index: number) => string = () => "",
+): Promise<number> {
   const dirs = Math.ceil(files / PER_DIR);
   const fanout = Math.max(2, Math.ceil(Math.cbrt(dirs)));
   await output("git", ["init", "-q", root], "/");
@@ -77,7 +84,7 @@ async function makeTree(root: string, files: number): Promise<number> {
         for (let f = 0; f < PER_DIR && written < files; f++, written++) {
           const ext = f % 10 === 0 ? "log" : f % 10 === 1 ? "tmp" : f % 10 === 2 ? "js" : "ts";
           const name = f === 1 && c % 5 === 0 ? "keep.tmp" : f === 3 ? `generated-${f}.ts` : `file${f}.${ext}`;
-          pending.push(writeFile(join(leaf, name), ""));
+          pending.push(writeFile(join(leaf, name), content(written)));
           if (pending.length >= 256) await Promise.all(pending.splice(0));
         }
       }
@@ -88,7 +95,12 @@ async function makeTree(root: string, files: number): Promise<number> {
 }
 
 /** A candidate that fails if a later call lists a different number of paths than its first call. */
-function counted(name: string, list: () => Promise<number>, counts: Map<string, number>, anchor = false): Candidate {
+export function counted(
+  name: string,
+  list: () => Promise<number>,
+  counts: Map<string, number>,
+  anchor = false,
+): Candidate {
   return {
     name,
     anchor,

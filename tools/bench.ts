@@ -13,7 +13,7 @@
 //
 // Flags: --no-ssh (leave the SSH side out), --quick (a smoke run: 2 rounds, few calls, 1 MiB instead of 64 MiB, smaller bursts; its row names differ,
 // so it is never compared with a full run), --json <file|-> (the rows as JSON; `-` prints JSON on stdout and the
-// table on stderr), --only <sections> (comma-separated: ops, list-files, watch), --compare <before.json> <after.json>
+// table on stderr), --only <sections> (comma-separated: ops, list-files, search-files, pi-grep, watch), --compare <before.json> <after.json>
 // (prints after/before per row and candidate, without measuring), --pin <cpu> (runs the bench, and every process it
 // starts — agents, sshd, cat — on that one CPU, see pinToCpu).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
@@ -42,7 +42,9 @@ import {
   type RowSpec,
 } from "./bench-harness.js";
 import { benchListFiles } from "./bench-list-files.js";
+import { benchPiGrep } from "./bench-pi-grep.js";
 import { catRead, catWrite } from "./bench-pipe-floor.js";
+import { benchSearchFiles } from "./bench-search-files.js";
 import { type SshSide, sshUnavailable, startSshSide } from "./bench-ssh.js";
 import { benchWatch } from "./bench-watch.js";
 
@@ -60,7 +62,11 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, noSsh: false, sections: new Set(["ops", "list-files", "watch"]) };
+  const options: Options = {
+    quick: false,
+    noSsh: false,
+    sections: new Set(["ops", "list-files", "search-files", "pi-grep", "watch"]),
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") options.quick = true;
@@ -474,31 +480,6 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
         rows.push(row);
         log(`measured ${row.row}`);
       }
-      // Another env where one is open already: one boot command on the shared connection (SSH7).
-      const shared = await measureRow({
-        name: "another SSH env, shared connection (warm)",
-        unit: "ms",
-        rounds: quick ? 1 : heavyRounds,
-        warmup: !quick,
-        perRound: 1,
-        candidates: [
-          {
-            name: "ssh2",
-            run: async () => {
-              const env = await side.connectShared();
-              opened = env;
-              must(await env.fileInfo(".", context));
-            },
-            after: async () => {
-              await (opened as RemoteExecutionEnv & { close(): Promise<void> }).close();
-              opened = undefined;
-            },
-          },
-          anchor("exec-channel-true", side.execChannelTrue),
-        ],
-      });
-      rows.push(shared);
-      log(`measured ${shared.row}`);
     }
     return rows;
   } finally {
@@ -593,6 +574,8 @@ async function main(argv: string[]): Promise<void> {
     const sections: [string, (dir: string) => Promise<RowResult[]>][] = [
       ["ops", (dir) => benchOps(options, dir, log)],
       ["list-files", (dir) => benchListFiles(dir, options.quick, log)],
+      ["search-files", (dir) => benchSearchFiles(dir, options.quick, log)],
+      ["pi-grep", (dir) => benchPiGrep(dir, options.quick, log)],
       ["watch", (dir) => benchWatch(dir, options.quick, log)],
     ];
     for (const [name, bench] of sections) {

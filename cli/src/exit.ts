@@ -8,6 +8,19 @@ import { type ExecutionError, type FileError, type FileErrorCode, HostKeyChanged
 /** Exit codes of every command (docs/cli.md lists them). */
 export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
+/** The status of a failure (`EXIT.failure` unless the command changed it: grep's 1 means "no match", so it fails 2). */
+let failureStatus: number = EXIT.failure;
+
+/** Makes every failure of this run exit with `status` instead of 1 (usage errors and interruptions keep theirs). */
+export function failuresExitWith(status: number): void {
+  failureStatus = status;
+}
+
+/** The exit status of a failure of this run that carries `EXIT.failure`. */
+export function failureExit(exitCode: number): number {
+  return exitCode === EXIT.failure ? failureStatus : exitCode;
+}
+
 /** A failure the CLI reports with a message, a code and an exit status, thrown out of a command's action. */
 export class CliFailure extends Error {
   readonly code: string;

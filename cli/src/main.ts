@@ -7,9 +7,10 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { deploy, deployedIn } from "./commands/deploy.js";
 import { doctor } from "./commands/doctor.js";
 import { cat, find, get, ls, put, rm, watch } from "./commands/files.js";
+import { GREP_EXIT, type GrepOptions, grep } from "./commands/grep.js";
 import { accept, forget, scan } from "./commands/hosts.js";
 import { runCommand } from "./commands/run.js";
-import { asFailure, EXIT, errorLine, localFileCode, usage } from "./exit.js";
+import { asFailure, EXIT, errorLine, failureExit, failuresExitWith, localFileCode, usage } from "./exit.js";
 import { dieOfSigpipe, outputFailure, readerGone, watchOutput } from "./output.js";
 import { isContainer, isLocal, type Session, sshOptions, type TargetFlags, withTarget } from "./target.js";
 
@@ -31,6 +32,14 @@ function positiveInteger(value: string): number {
   return number;
 }
 
+function contextLines(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 0 || number > 1000) {
+    throw new InvalidArgumentError("expected an integer from 0 to 1000");
+  }
+  return number;
+}
+
 /** Commander's `error: unknown command 'x'\n` as the message alone. */
 function commanderMessage(text: string): string {
   return text.trim().replace(/^error: /, "");
@@ -42,6 +51,8 @@ function program(): Command {
       "Run commands, move files, check hosts and deploy the Outpost agent, on this machine, over SSH or in a container.",
     )
     .exitOverride()
+    // The global flags come before the command, so a command may reuse their letters (grep's -i, -F, -C).
+    .enablePositionalOptions()
     .showHelpAfterError(USAGE_HINT)
     // Commander's own usage errors get the CLI's one-line form, code included.
     .configureOutput({ outputError: (text, write) => write(errorLine(commanderMessage(text), "usage")) })
@@ -149,6 +160,30 @@ function program(): Command {
     );
 
   root
+    .command("grep")
+    .description("print the lines matching a regex under a directory as rg -n does (the agent's searchFiles)")
+    .argument("<target>")
+    .argument("<pattern>", "a regular expression (ripgrep's syntax; -- before one starting with -)")
+    .argument("[dir]", "a directory or a file (default: the working directory)")
+    .option("-g, --glob <pattern>", "a gitignore-style pattern files must match (repeatable)", collect)
+    .option("-i, --ignore-case", "match case-insensitively")
+    .option("-S, --smart-case", "case-insensitive when the pattern has no uppercase letter")
+    .option("-w, --word-regexp", "only matches with no word character right before and after")
+    .option("-F, --fixed-strings", "the pattern is a fixed string, not a regex")
+    .option("-C, --context <N>", "lines of context before and after each match", contextLines)
+    .option("-B, --before-context <N>", "lines of context before each match", contextLines)
+    .option("-A, --after-context <N>", "lines of context after each match", contextLines)
+    .option("-m, --max-count <N>", "at most N matching lines per file", positiveInteger)
+    .option("--limit <N>", "at most N matching lines in all (a notice on stderr when more exist)", positiveInteger)
+    .option("--no-hidden", "skip dot-files and dot-directories")
+    .option("--no-ignore", "do not honour .gitignore and .ignore files")
+    .addHelpText("after", "\nExit codes of grep: 0 a line matched, 1 none did, 2 a failure (as grep and rg).")
+    .action((target: string, pattern: string, dir: string | undefined, options: GrepOptions, command: Command) => {
+      failuresExitWith(GREP_EXIT.failure);
+      return on(command, target, (session) => grep(session, pattern, dir, options));
+    });
+
+  root
     .command("watch")
     .description("print changed paths as they come, until Ctrl-C")
     .argument("<target>")
@@ -232,7 +267,7 @@ async function main(): Promise<void> {
   if (broken !== undefined) {
     // Whatever the command threw after that is a consequence of the stopped work.
     process.stderr.write(errorLine(`cannot write to stdout: ${broken.message}`, localFileCode(broken)));
-    process.exitCode = EXIT.failure;
+    process.exitCode = failureExit(EXIT.failure);
   } else if (thrown instanceof CommanderError) {
     // Commander has printed the message or the help already.
     process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
@@ -240,7 +275,7 @@ async function main(): Promise<void> {
     const failure = asFailure(thrown);
     process.stderr.write(errorLine(failure.message, failure.code));
     if (failure.exitCode === EXIT.usage) process.stderr.write(`${USAGE_HINT}\n`);
-    process.exitCode = failure.exitCode;
+    process.exitCode = failureExit(failure.exitCode);
   }
   // An SSH socket or a watcher could keep the loop alive a moment after the work is done; the work is done.
   process.exit();

@@ -39,7 +39,7 @@ async function gone(pid: number): Promise<boolean> {
   return !running(pid);
 }
 
-const COMMANDS = ["exec", "sh", "ls", "cat", "put", "get", "rm", "find", "watch", "hosts", "deploy", "doctor"];
+const COMMANDS = ["exec", "sh", "ls", "cat", "put", "get", "rm", "find", "grep", "watch", "hosts", "deploy", "doctor"];
 
 describe("help and usage", () => {
   it("prints help with the exit codes for the program and every command, exiting 0", async () => {

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -104,6 +104,27 @@ describe("outpost over SSH", () => {
     expect(report.agent).toMatch(/\/\.outpost\/bin\/outpost-[0-9a-f]{64}$/);
     expect(report.roundTripMs).toBeGreaterThan(0);
     expect(report.checks.map((check: { name: string }) => check.name)).toContain("tmpdir");
+  });
+
+  it("grep searches the target's tree, relative to the remote home; its failures, SSH's included, exit 2", async () => {
+    const tree = join(sshd.home, "grep-tree");
+    await mkdir(join(tree, "sub"), { recursive: true });
+    await writeFile(join(tree, "a.txt"), "one\nfoo here\n");
+    await writeFile(join(tree, "sub", "b.txt"), "FOO there\n");
+    try {
+      const found = await outpost("grep", sshd.target, "-i", "foo", "grep-tree");
+      expect(found).toMatchObject({ code: 0, stdout: "grep-tree/a.txt:2:foo here\ngrep-tree/sub/b.txt:1:FOO there\n" });
+      expect(await outpost("grep", sshd.target, "nothing-like-this", "grep-tree")).toMatchObject({
+        code: 1,
+        stdout: "",
+      });
+      const nobody = `me@127.0.0.1:${await freePort()}`;
+      const closed = await outpost("grep", nobody, "foo");
+      expect(closed.code).toBe(2);
+      expect(closed.stderr).toMatch(new RegExp(`^outpost: ${nobody}: .*\\[connect\\]\\n$`));
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
   });
 
   it("every SSH failure line names its code: a missing -i key, a refused key, no server", async () => {

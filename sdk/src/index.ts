@@ -32,6 +32,7 @@ export {
 export type { ListFilesOptions, ListFilesResult } from "./env/list-files.js";
 export { LocalExecutionEnv, type LocalExecutionEnvOptions } from "./env/local-env.js";
 export { RemoteExecutionEnv, type RemoteExecutionEnvOptions } from "./env/remote-env.js";
+export type { SearchFilesOptions, SearchFilesResult, SearchMatch } from "./env/search-files.js";
 export type { RemoteWatchOptions } from "./env/watch.js";
 export {
   type AcceptedHostKey,

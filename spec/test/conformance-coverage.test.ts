@@ -20,6 +20,7 @@ const exempt: Record<string, string> = {
   ND11: "a read error on a command pipe cannot be provoked from outside",
   ND12: "needs a spill failure (X28)",
   LF17: "needs an agent without the listFiles feature; sdk/test/list-files.test.ts drives a protocol 1 agent without it",
+  SF15: "needs an agent without the searchFiles feature; sdk/test/search-files.test.ts drives a protocol 1 agent without it",
   AL1: "agent lifecycle: needs the agent to stop under load (agent-go/cmd/outpost/agent_linux_test.go)",
   AL2: "agent lifecycle: needs the agent killed (agent-go/cmd/outpost/agent_linux_test.go)",
   AL3: "agent lifecycle: an env-independent case cannot see adopted processes (agent-go/cmd/outpost/agent_linux_test.go)",

@@ -180,3 +180,28 @@ describe("tools/bench.ts --quick --json -", () => {
     }
   }, 120_000);
 });
+
+describe("tools/bench.ts --quick --only pi-grep", () => {
+  it("measures pi's grep with every backend and pi's own, and they return the same rows", async () => {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", "tsx", "tools/bench.ts", "--quick", "--no-ssh", "--only", "pi-grep", "--json", "-"],
+      { cwd: repo, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
+    );
+    const document = JSON.parse(stdout) as { rows: RowResult[] };
+    expect(document.rows.map((row) => row.row)).toEqual([
+      'pi grep 500 files, rare literal "RARE_NEEDLE_4711"',
+      `pi grep 500 files, frequent literal, stops at pi's 100 matches "context"`,
+    ]);
+    for (const row of document.rows) {
+      expect(row.failed, row.row).toEqual({});
+      expect(Object.keys(row.results), row.row).toEqual(["agent", "rg", "env", "pi"]);
+      expect(row.ratios.agent.rg, row.row).toBeCloseTo(row.results.agent.median / row.results.rg.median, 10);
+    }
+    const counts = [...stderr.matchAll(/^pi grep .*: rows: agent (\d+), rg (\d+), env (\d+), pi (\d+)$/gm)];
+    expect(counts.map(([, ...rows]) => rows)).toEqual([
+      ["1", "1", "1", "1"],
+      ["100", "100", "100", "100"],
+    ]);
+  }, 120_000);
+});

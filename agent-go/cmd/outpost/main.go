@@ -26,6 +26,7 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/opscmd"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 	"github.com/outpost-dev/outpost/agent-go/internal/reaper"
+	"github.com/outpost-dev/outpost/agent-go/internal/search"
 	"github.com/outpost-dev/outpost/agent-go/internal/server"
 	"github.com/outpost-dev/outpost/agent-go/internal/sigreset"
 	"github.com/outpost-dev/outpost/agent-go/internal/sysinfo"
@@ -184,7 +185,8 @@ func serverConfig(token string, stop <-chan struct{}, watches *watch.Service) se
 		Commands: execop.New(info.TempDir),
 		// Operations that each run on a goroutine of their own: a watcher lives as long as its request, and a
 		// walk of a large tree must not hold a pool worker.
-		Dedicated: map[string]proto.Handler{"watch": watches.Handle, "listFiles": listfiles.Handle},
-		Stop:      stop,
+		Dedicated: map[string]proto.Handler{"watch": watches.Handle, "listFiles": listfiles.Handle,
+			"searchFiles": search.Handle},
+		Stop: stop,
 	}
 }

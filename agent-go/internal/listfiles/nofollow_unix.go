@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// openNoFollow opens a file for reading without following a final symbolic link.
-func openNoFollow(path string) (*os.File, error) {
+// OpenNoFollow opens a file for reading without following a final symbolic link (and without waiting on a FIFO).
+func OpenNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
 

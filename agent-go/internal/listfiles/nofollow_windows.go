@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// openNoFollow opens a file for reading unless it is a symbolic link (checked first: Windows has no O_NOFOLLOW).
-func openNoFollow(path string) (*os.File, error) {
+// OpenNoFollow opens a file for reading unless it is a symbolic link (checked first: Windows has no O_NOFOLLOW).
+func OpenNoFollow(path string) (*os.File, error) {
 	info, err := os.Lstat(path)
 	if err != nil {
 		return nil, err

@@ -56,25 +56,20 @@ func Handle(call *proto.Call) (proto.Reply, error) {
 		}
 		limit = int(l)
 	}
-	opts := Options{Hidden: args.Hidden == nil || *args.Hidden, Ignore: args.Ignore == nil || *args.Ignore}
-	for _, glob := range args.Glob {
-		if p, ok := parsePattern(glob); ok {
-			opts.Globs = append(opts.Globs, p)
-		}
-	}
+	opts, none := NewOptions(args.Glob, args.Hidden == nil || *args.Hidden, args.Ignore == nil || *args.Ignore)
 	root := *args.Path
-	if f := checkRoot(root); f != nil {
+	if f := CheckRoot(root); f != nil {
 		return proto.Reply{}, f
 	}
-	if len(args.Glob) > 0 && len(opts.Globs) == 0 {
+	if none {
 		// Only comments and blank lines: nothing is selected.
 		return proto.Reply{JSON: map[string]any{"truncated": false}, Bulk: true}, nil
 	}
 	return run(call, root, opts, limit)
 }
 
-// checkRoot fails the way Node's scandir of root would: missing, not a directory, or unreadable.
-func checkRoot(root string) *proto.Failure {
+// CheckRoot fails the way Node's scandir of root would: missing, not a directory, or unreadable.
+func CheckRoot(root string) *proto.Failure {
 	info, err := os.Stat(root)
 	if err != nil {
 		return errno.Fail(err, "scandir", root)
@@ -113,7 +108,7 @@ func (p *pager) add(dir, name string) error {
 		return errEnough
 	}
 	if !utf8.ValidString(name) || !utf8.ValidString(dir) {
-		dir, name = "", decodeName(dir+name)
+		dir, name = "", DecodeName(dir+name)
 	}
 	if len(p.page)+len(dir)+len(name)+1 > PageBytes {
 		// Sent before it would outgrow its buffer, so a page never holds more memory than PageBytes (a single
@@ -189,8 +184,8 @@ func watchAbort(ctl *proto.Control, stop, finished chan struct{}) {
 	}
 }
 
-// decodeName decodes a path the way Node decodes file names: UTF-8 with one U+FFFD per maximal invalid subpart.
-func decodeName(raw string) string {
+// DecodeName decodes a path the way Node decodes file names: UTF-8 with one U+FFFD per maximal invalid subpart.
+func DecodeName(raw string) string {
 	decoded, err := unicode.UTF8.NewDecoder().String(raw)
 	if err != nil {
 		return raw

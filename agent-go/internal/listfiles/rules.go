@@ -50,7 +50,7 @@ const maxIgnoreFile = 16 << 20
 // readIgnoreFile returns the patterns of a regular file, or nothing when it is missing, a symbolic link, not
 // regular or unreadable.
 func readIgnoreFile(path string) patternList {
-	f, err := openNoFollow(path)
+	f, err := OpenNoFollow(path)
 	if err != nil {
 		return nil
 	}

@@ -34,6 +34,22 @@ type Options struct {
 	Hidden bool
 	// Ignore honours the ignore files.
 	Ignore bool
+	// NoLinks leaves symbolic links out (searchFiles reads files, and never follows a link).
+	NoLinks bool
+	// Unreadable, when set, counts the directories below the root that could not be read (LF15).
+	Unreadable *atomic.Int64
+}
+
+// NewOptions builds a walk's options from listFiles' (or searchFiles') fields. none is true when globs were given
+// but every one is blank or a comment: such a walk selects nothing.
+func NewOptions(globs []string, hidden, ignore bool) (opts Options, none bool) {
+	opts = Options{Hidden: hidden, Ignore: ignore}
+	for _, glob := range globs {
+		if p, ok := parsePattern(glob); ok {
+			opts.Globs = append(opts.Globs, p)
+		}
+	}
+	return opts, len(globs) > 0 && len(opts.Globs) == 0
 }
 
 // Node states.
@@ -237,6 +253,7 @@ const (
 func (w *walker) readEntries(d *dir) []rawEntry {
 	f, err := openDir(joinPath(w.root, d.rel))
 	if err != nil {
+		w.countUnreadable()
 		return nil
 	}
 	defer f.Close()
@@ -249,12 +266,20 @@ func (w *walker) readEntries(d *dir) []rawEntry {
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				// A directory that fails half-way is treated as unreadable, not half listed.
+				w.countUnreadable()
 				return nil
 			}
 			break
 		}
 	}
 	return out
+}
+
+// countUnreadable counts a directory that could not be read, when the caller asked for the count.
+func (w *walker) countUnreadable() {
+	if w.opts.Unreadable != nil {
+		w.opts.Unreadable.Add(1)
+	}
 }
 
 func kindOf(e os.DirEntry) kind {
@@ -296,7 +321,8 @@ func (w *walker) classify(d *dir, raw []rawEntry) []entry {
 	}
 	kept := make([]entry, 0, len(raw))
 	for _, e := range raw {
-		if e.kind == kindOther || e.name == gitName || (!opts.Hidden && e.name[0] == '.') {
+		if e.kind == kindOther || e.name == gitName || (!opts.Hidden && e.name[0] == '.') ||
+			(opts.NoLinks && e.kind == kindLink) {
 			continue
 		}
 		isDir := e.kind == kindDir

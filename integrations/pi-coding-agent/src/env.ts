@@ -24,8 +24,37 @@ export interface ListFilesCapable {
   ): Promise<Result<ListFilesResult, FileError>>;
 }
 
-/** Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` where the env has it. */
-export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable>;
+/** Options of Outpost's `searchFiles` (spec/semantics.md §23) that pi's grep uses. */
+export interface SearchFilesOptions {
+  literal?: boolean;
+  ignoreCase?: boolean;
+  glob?: string | readonly string[];
+  limit?: number;
+}
+
+/** What `searchFiles` returns, as far as pi's grep reads it. */
+export interface SearchFilesResult {
+  matches: { path: string; line: number; text: string }[];
+  truncated: boolean;
+}
+
+/** An env whose agent searches a tree on the target in one call. */
+export interface SearchFilesCapable {
+  searchFiles(
+    path: string,
+    pattern: string,
+    options: SearchFilesOptions | undefined,
+    context: { abortSignal: AbortSignal | undefined },
+  ): Promise<Result<SearchFilesResult, FileError>>;
+}
+
+/** Any Outpost env (Local, pipe, SSH): Durable's `ExecutionEnv`, with `listFiles` and `searchFiles` where it has them. */
+export type OutpostEnv = ExecutionEnv & Partial<ListFilesCapable> & Partial<SearchFilesCapable>;
+
+/** The env's `searchFiles`, when it has one. */
+export function searchFilesOf(env: OutpostEnv): SearchFilesCapable["searchFiles"] | undefined {
+  return typeof env.searchFiles === "function" ? env.searchFiles.bind(env) : undefined;
+}
 
 /** The env's `listFiles`, when it has one (feature detection: older envs and plain Durable envs lack it). */
 export function listFilesOf(env: OutpostEnv): ListFilesCapable["listFiles"] | undefined {

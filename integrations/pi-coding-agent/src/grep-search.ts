@@ -1,9 +1,9 @@
 /**
- * The search behind the grep tool, on the target: `rg --json` started there through `exec` when the target has
- * ripgrep, else a search through the env itself (the target's file listing, each file streamed line by line, a
+ * The search behind the grep tool, on the target: the agent's own `searchFiles` where the env has it, else
+ * `rg --json` started there through `exec` when the target has ripgrep, else a search through the env itself (the target's file listing, each file streamed line by line, a
  * regular expression per line). Both stop at the match limit; neither reads the local disk.
  */
-import { type OutpostEnv, statFollowing } from "./env.js";
+import { type OutpostEnv, searchFilesOf, statFollowing } from "./env.js";
 import { contextOf } from "./errno.js";
 import { findCommand, listTargetFiles } from "./target-files.js";
 
@@ -35,7 +35,7 @@ export interface GrepFindings {
 }
 
 /** Which search ran: tests and users who want to know where a result came from. */
-export type GrepBackend = "ripgrep" | "env";
+export type GrepBackend = "agent" | "ripgrep" | "env";
 
 /** The failure pi reports when its signal stopped the search. */
 export class GrepAborted extends Error {
@@ -192,13 +192,69 @@ async function searchThroughEnv(
   return findings;
 }
 
-/** Searches on the target with the backend chosen (default: ripgrep where the target has it, else the env). */
+/**
+ * Searches with the agent's `searchFiles` (spec/semantics.md §23), which has ripgrep's rules. Undefined when the
+ * agent cannot answer (an env or agent without it) or refuses the pattern: the next backend then runs, so pi shows
+ * ripgrep's own error for a pattern ripgrep refuses too.
+ */
+async function searchWithAgent(
+  env: OutpostEnv,
+  query: GrepQuery,
+  signal: AbortSignal | undefined,
+): Promise<GrepFindings | undefined> {
+  const searchFiles = searchFilesOf(env);
+  if (searchFiles === undefined) return undefined;
+  const result = await searchFiles(
+    query.searchPath,
+    query.pattern,
+    {
+      literal: query.literal === true,
+      ignoreCase: query.ignoreCase === true,
+      ...(query.glob ? { glob: query.glob } : {}),
+      limit: query.limit,
+    },
+    contextOf(signal),
+  );
+  if (signal?.aborted) throw new GrepAborted();
+  if (!result.ok) {
+    if (result.error.code === "aborted") throw new GrepAborted();
+    return undefined;
+  }
+  const found = result.value.matches;
+  // As pi with ripgrep: a match in a file whose name is not UTF-8 (decoded with U+FFFD) counts but is not listed.
+  const matches = found
+    .filter((match) => !match.path.includes("\uFFFD"))
+    .map((match) => ({
+      filePath: query.isDirectory ? joinTarget(query.searchPath, match.path) : query.searchPath,
+      lineNumber: match.line,
+      lineText: `${match.text}\n`,
+    }));
+  // As the ripgrep backend: the limit is reached when that many matches were found.
+  return { matches, matchCount: found.length, limitReached: found.length >= query.limit };
+}
+
+/** A path below a directory on the target, joined with the directory's own separator style. */
+function joinTarget(dir: string, relative: string): string {
+  const separator = dir.includes("\\") && !dir.includes("/") ? "\\" : "/";
+  const base = dir.endsWith("/") || dir.endsWith("\\") ? dir : `${dir}${separator}`;
+  return base + (separator === "/" ? relative : relative.replaceAll("/", separator));
+}
+
+/**
+ * Searches on the target with the backend chosen (default: the agent's `searchFiles`, else ripgrep where the
+ * target has it, else the env).
+ */
 export async function searchTarget(
   env: OutpostEnv,
   query: GrepQuery,
   signal: AbortSignal | undefined,
   backend?: GrepBackend,
 ): Promise<GrepFindings> {
+  if (backend === undefined || backend === "agent") {
+    const found = await searchWithAgent(env, query, signal);
+    if (found !== undefined) return found;
+    if (backend === "agent") throw new Error("the env's agent cannot search (no searchFiles)");
+  }
   const rg = backend === "env" ? undefined : await findCommand(env, ["rg"]);
   if (rg !== undefined) return searchWithRipgrep(env, rg, query, signal);
   if (backend === "ripgrep") throw new Error("ripgrep (rg) is not installed on the target");

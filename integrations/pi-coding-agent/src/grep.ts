@@ -25,7 +25,10 @@ const MAX_LINE_LENGTH = 500;
 
 /** Options of the grep tool. */
 export interface OutpostGrepOptions {
-  /** Force a search backend (default: ripgrep where the target has it, else a search through the env). */
+  /**
+   * Force a search backend (default: the env's `searchFiles` where it and its agent have it, then ripgrep where the
+   * target has it, then a search through the env).
+   */
   backend?: GrepBackend;
 }
 

@@ -8,7 +8,13 @@ export {
   createOutpostBashToolDefinition,
 } from "./bash.js";
 export { createOutpostEditOperations } from "./edit.js";
-export type { ListFilesCapable, ListFilesOptions, ListFilesResult, OutpostEnv } from "./env.js";
+export type {
+  ListFilesCapable,
+  ListFilesOptions,
+  ListFilesResult,
+  OutpostEnv,
+  SearchFilesCapable,
+} from "./env.js";
 export { type NodeStyleError, toNodeError } from "./errno.js";
 export { createOutpostFindOperations } from "./find.js";
 export {

@@ -4,9 +4,9 @@
  */
 
 import { FileError } from "../contract/errors.js";
-import { abortedError, isAborted, toFileError } from "../contract/file-errors.js";
-import { err, ok, type Result, toError } from "../contract/result.js";
+import { err, ok, type Result } from "../contract/result.js";
 import type { Connection } from "../wire/connection.js";
+import { requestPages } from "./paged-request.js";
 
 /** Options of `listFiles`. */
 export interface ListFilesOptions {
@@ -85,51 +85,16 @@ export async function listFilesOnAgent(
   onPage: ((paths: string[]) => void) | undefined,
   signal: AbortSignal | undefined,
 ): Promise<ListFilesResult> {
-  // One signal for the request: the caller's abort or a throwing onPage cancels the walk.
-  const cancel = new AbortController();
-  const forward = () => cancel.abort();
-  signal?.addEventListener("abort", forward, { once: true });
-  if (signal?.aborted) cancel.abort();
-  const collected: string[] = [];
-  let stopped: FileError | undefined;
-  try {
-    const reply = await connection
-      .request(
-        "listFiles",
-        { path: root, ...wire },
-        {
-          signal: cancel.signal,
-          onEvent: (json, payload) => {
-            if (stopped !== undefined || json.kind !== "page") return;
-            if (isAborted(signal)) {
-              stopped = abortedError(root);
-              return;
-            }
-            const paths = pagePaths(payload);
-            if (onPage === undefined) {
-              for (const path of paths) collected.push(path);
-              return;
-            }
-            try {
-              onPage(paths);
-            } catch (thrown) {
-              const error = toError(thrown);
-              stopped = new FileError("unknown", error.message, root, error);
-              cancel.abort();
-            }
-          },
-        },
-      )
-      .catch((error: unknown) => {
-        if (stopped !== undefined) throw stopped;
-        throw toFileError(error, root);
-      });
-    if (stopped !== undefined) throw stopped;
-    if (isAborted(signal)) throw abortedError(root);
-    return { paths: collected, truncated: reply.json.truncated === true };
-  } finally {
-    signal?.removeEventListener("abort", forward);
-  }
+  const { items, json } = await requestPages(
+    connection,
+    "listFiles",
+    { path: root, ...wire },
+    root,
+    pagePaths,
+    onPage,
+    signal,
+  );
+  return { paths: items, truncated: json.truncated === true };
 }
 
 /** The failure of `listFiles` against an agent that does not announce the feature (an upstream daemon). */

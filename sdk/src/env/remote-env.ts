@@ -38,6 +38,14 @@ import {
 } from "./list-files.js";
 import { listDirectory } from "./listing.js";
 import { RemoteBinaryReader, RemoteDirReader, RemoteTextLineReader } from "./readers.js";
+import {
+  SEARCH_FILES_FEATURE,
+  type SearchFilesOptions,
+  type SearchFilesResult,
+  searchFilesOnAgent,
+  searchNotSupported,
+  validateSearchFilesOptions,
+} from "./search-files.js";
 import { RemoteWatcher, type RemoteWatchOptions } from "./watch.js";
 
 /** The agent's `hello.features` name of `mkdtemp`'s `file` (spec/protocol.md section 12). */
@@ -264,6 +272,32 @@ export class RemoteExecutionEnv implements ExecutionEnv {
     if (hasNulByte(resolved)) return this.#fail(nulByteError("path", resolved, resolved));
     try {
       return ok(await listFilesOnAgent(this.#connection, resolved, wire.value, options?.onPage, signal));
+    } catch (error) {
+      return this.#fail(toFileError(error, resolved));
+    }
+  }
+
+  /**
+   * The lines matching `pattern` in the files below `path` (or in the file `path`), found by the agent with
+   * ripgrep's rules (spec/semantics.md §23), in path then line order. Not part of Durable's `ExecutionEnv`.
+   */
+  async searchFiles(
+    path: string,
+    pattern: string,
+    options: SearchFilesOptions | undefined,
+    context: Context,
+  ): Promise<Result<SearchFilesResult, FileError>> {
+    const signal = context.abortSignal;
+    const located = await this.#locate(path, this.cwd, signal);
+    if (!located.ok) return located;
+    const { resolved, info } = located.value;
+    if (isAborted(signal)) return this.#fail(abortedError(resolved));
+    const wire = validateSearchFilesOptions(pattern, options, resolved);
+    if (!wire.ok) return this.#fail(wire.error);
+    if (!info.features.includes(SEARCH_FILES_FEATURE)) return this.#fail(searchNotSupported(resolved));
+    if (hasNulByte(resolved)) return this.#fail(nulByteError("path", resolved, resolved));
+    try {
+      return ok(await searchFilesOnAgent(this.#connection, resolved, wire.value, options?.onPage, signal));
     } catch (error) {
       return this.#fail(toFileError(error, resolved));
     }

@@ -15,6 +15,7 @@ import { pathCases } from "./paths.js";
 import { permissionCases, withPermissions } from "./permissions.js";
 import { readCases } from "./read.js";
 import { readerCases } from "./readers.js";
+import { searchFilesCases } from "./search-files.js";
 import { specialFileCases } from "./special-files.js";
 import { spillCases } from "./spill.js";
 import { tempCases } from "./temp.js";
@@ -55,6 +56,7 @@ const modules = [
   permissionCases,
   watchConnectionCases,
   listFilesCases,
+  searchFilesCases,
   windowsCases,
   anchorCases,
 ];
@@ -69,6 +71,7 @@ function withDefaults(options: ConformanceOptions): Setup {
     linux: options.linux ?? true,
     largeFileMiB: Math.max(options.largeFileMiB ?? 20, 1),
     listFiles: options.listFiles ?? false,
+    searchFiles: options.searchFiles ?? options.listFiles ?? false,
     windows: options.windows ?? false,
     permissions: options.permissions ?? false,
   };

@@ -52,6 +52,11 @@ export interface ConformanceOptions {
    */
   listFiles?: boolean;
   /**
+   * Whether the env has Outpost's `searchFiles` (spec/semantics.md §23; the reference has not). Without it the
+   * `searchFiles` cases are skipped, by name. Default: as `listFiles` (the agents that list also search).
+   */
+  searchFiles?: boolean;
+  /**
    * Whether the target is Windows: paths are built with `path.win32`, and cases whose expectations are
    * POSIX-only are switched to the Windows rule they test (or left out, by that rule). Default false.
    */
@@ -102,6 +107,7 @@ export interface Setup {
   linux: boolean;
   largeFileMiB: number;
   listFiles: boolean;
+  searchFiles: boolean;
   windows: boolean;
   permissions: boolean;
 }
