@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { connectSsh, type SshExecutionEnv } from "../../sdk/src/index.js";
 import { bulkRows } from "./bulk.js";
 import { type Profile, setProfile } from "./link.js";
+import { median, must } from "./measure.js";
 import { type RigServer, startRigServer } from "./server.js";
 
 const run = promisify(execFile);
@@ -21,17 +22,6 @@ const none = { abortSignal: undefined };
 function argument(name: string, fallback: string): string {
   const index = process.argv.indexOf(`--${name}`);
   return index >= 0 ? process.argv[index + 1] : fallback;
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function must<T>(result: { ok: true; value: T } | { ok: false; error: unknown }, what: string): T {
-  if (!result.ok) throw new Error(`${what}: ${String(result.error)}`);
-  return result.value;
 }
 
 async function ms(body: () => Promise<unknown>): Promise<number> {

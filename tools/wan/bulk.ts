@@ -11,21 +11,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { connectSsh, type SshExecutionEnv } from "../../sdk/src/index.js";
 import { type Profile, type Shape, setProfile } from "./link.js";
+import { median, must } from "./measure.js";
 import { type RigServer, startRigServer } from "./server.js";
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function must<T>(result: { ok: true; value: T } | { ok: false; error: unknown }, what: string): T {
-  if (!result.ok) throw new Error(`${what}: ${String(result.error)}`);
-  return result.value;
-}
 
 async function seconds(body: () => Promise<void>): Promise<number> {
   const started = performance.now();
