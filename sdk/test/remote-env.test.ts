@@ -374,12 +374,16 @@ describe("writeFile / appendFile", () => {
     expect([...agent.files.get("/w/s")!]).toEqual([0x68, 0xef, 0xbf, 0xbd, 0xc3, 0xa9]);
   });
 
-  it("checks abort before each chunk (writeFile): the piece being written finishes, no later one starts", async () => {
+  it("checks abort before each chunk (writeFile): pieces in flight are cancelled, none is written after the agent saw the abort (W9)", async () => {
     const { agent, env } = setup();
     const controller = new AbortController();
-    // The abort comes while the agent writes the 12th piece (the first goes with `write`): after the check for it.
+    // The abort comes at the 12th piece's turn in the agent (the first piece goes with `write`), before it is written:
+    // the fake then drops it as the agent drops a piece whose cancel arrived first.
+    let sentAtAbort = -1;
     agent.hooks.set("writeChunk", (_call, index) => {
-      if (index === 10) controller.abort();
+      if (index !== 10) return;
+      controller.abort();
+      sentAtAbort = agent.callsOf("writeChunk").length;
     });
     const result = await env.writeFile("f", patterned(30 * 512 * KiB), context(controller.signal));
     expect(result.ok ? undefined : [result.error.code, result.error.message, result.error.path]).toEqual([
@@ -387,10 +391,11 @@ describe("writeFile / appendFile", () => {
       "The operation was aborted",
       "/w/f",
     ]);
-    // Node checks the signal before each 512 KiB write and finishes the write it started: 12 pieces, as here.
-    expect(agent.files.get("/w/f")?.length).toBe(12 * 512 * KiB);
-    // With a signal one chunk is in flight at a time, so nothing was sent after the abort.
-    expect(agent.callsOf("writeChunk").length).toBe(11);
+    // The file ends at a piece boundary with exactly the pieces written before the agent saw the abort.
+    expect(agent.files.get("/w/f")?.length).toBe(11 * 512 * KiB);
+    // Pipelined: more pieces than the written ones were in flight, and none was sent after the abort.
+    expect(sentAtAbort).toBeGreaterThan(11);
+    expect(agent.callsOf("writeChunk").length).toBe(sentAtAbort);
     expect(agent.calls.at(-1)?.op).toBe("close");
     expect(agent.openHandles()).toBe(0);
   });
