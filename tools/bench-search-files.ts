@@ -7,10 +7,17 @@
 // in six), a case-insensitive regex with alternation, and a regex with no literal. Counts differ where the tools'
 // rules differ: `grep -r` honours no .gitignore and searches .git; `git grep` skips what git ignores, as rg and
 // searchFiles do.
+//
+// Over SSH (left out with --no-ssh or without sshd), the same four searches of the same tree in rows of their own:
+// `searchFiles` with the tree's absolute path through the connected envs of the run's loopback sshd
+// (tools/bench-ssh.ts: `ssh2` and `openssh`, the agent on the far side searching) against `ssh host rg <the flags
+// above> <tree>` (`ssh-rg`, the anchor: a fresh ssh per search, what an agent without Outpost runs) and the same rg
+// on an exec channel of an open ssh2 connection (`ssh2-exec-rg`: rg without the connection set-up).
 import { performance } from "node:perf_hooks";
 import { LocalExecutionEnv } from "../sdk/src/index.js";
 import { type Candidate, measureRow, type RowResult } from "./bench-harness.js";
 import { counted, countLines, makeTree, which } from "./bench-list-files.js";
+import type { SshSide } from "./bench-ssh.js";
 
 const context = { abortSignal: undefined };
 const WORDS = [
@@ -68,11 +75,40 @@ const SEARCHES: Search[] = [
   { name: "regex, no literal", pattern: "[0-9]{3}-[0-9]{4}", ignoreCase: false },
 ];
 
-/** The search rows; `root` is an empty scratch directory. BENCH_FILES and BENCH_ROUNDS override the sizes. */
+/** rg's arguments for a search, the same rules as searchFiles (paths, if any, follow). */
+function rgArgs(search: Search): string[] {
+  // `--glob !.git`: with --hidden ripgrep searches .git, which searchFiles never does (LF7).
+  const i = search.ignoreCase ? ["-i"] : [];
+  return ["--no-config", "--hidden", "--no-require-git", "--glob", "!.git", "-n", ...i, "-e", search.pattern];
+}
+
+/** A word for a POSIX shell (the remote side of `ssh host <command>` is one). */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** searchFiles through an env, counting the matches page by page (without keeping them). */
+async function searchCount(env: Pick<LocalExecutionEnv, "searchFiles">, path: string, search: Search): Promise<number> {
+  let count = 0;
+  const result = await env.searchFiles(
+    path,
+    search.pattern,
+    { ignoreCase: search.ignoreCase, onPage: (matches) => (count += matches.length) },
+    context,
+  );
+  if (!result.ok) throw result.error;
+  return count;
+}
+
+/**
+ * The search rows; `root` is an empty scratch directory, `sshSide` the run's SSH side (undefined: no SSH rows).
+ * BENCH_FILES and BENCH_ROUNDS override the sizes.
+ */
 export async function benchSearchFiles(
   root: string,
   quick: boolean,
   log: (line: string) => void,
+  sshSide: () => Promise<SshSide | undefined> = async () => undefined,
 ): Promise<RowResult[]> {
   const files = Number(process.env.BENCH_FILES ?? (quick ? 2_000 : 100_000));
   const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 5));
@@ -93,38 +129,8 @@ export async function benchSearchFiles(
     for (const search of SEARCHES) {
       const counts = new Map<string, number>();
       const i = search.ignoreCase ? ["-i"] : [];
-      const candidates: Candidate[] = [
-        counted(
-          "local",
-          async () => {
-            let count = 0;
-            const result = await env.searchFiles(
-              "",
-              search.pattern,
-              { ignoreCase: search.ignoreCase, onPage: (matches) => (count += matches.length) },
-              context,
-            );
-            if (!result.ok) throw result.error;
-            return count;
-          },
-          counts,
-        ),
-      ];
-      if (rg) {
-        // `--glob !.git`: with --hidden ripgrep searches .git, which searchFiles never does (LF7).
-        const args = [
-          "--no-config",
-          "--hidden",
-          "--no-require-git",
-          "--glob",
-          "!.git",
-          "-n",
-          ...i,
-          "-e",
-          search.pattern,
-        ];
-        candidates.push(counted("rg", () => countLines(rg, args, root), counts, true));
-      }
+      const candidates: Candidate[] = [counted("local", () => searchCount(env, "", search), counts)];
+      if (rg) candidates.push(counted("rg", () => countLines(rg, rgArgs(search), root), counts, true));
       if (git) {
         const args = ["grep", "--untracked", "-n", "-I", "-E", ...i, "-e", search.pattern];
         candidates.push(counted("git-grep", () => countLines(git, args, root), counts));
@@ -144,8 +150,49 @@ export async function benchSearchFiles(
       );
       log(`searchFiles ${search.name}: lines found: ${[...counts].map(([name, n]) => `${name} ${n}`).join(", ")}`);
     }
+    const ssh = await sshSide();
+    if (ssh !== undefined) rows.push(...(await overSsh(ssh, root, files, rounds, rg !== undefined, log)));
     return rows;
   } finally {
     await env.close();
   }
+}
+
+/** The rows over SSH: the agent's searchFiles on the far side of each transport against rg run through ssh. */
+async function overSsh(
+  ssh: SshSide,
+  root: string,
+  files: number,
+  rounds: number,
+  withRg: boolean,
+  log: (line: string) => void,
+): Promise<RowResult[]> {
+  const rows: RowResult[] = [];
+  for (const search of SEARCHES) {
+    const counts = new Map<string, number>();
+    // The login shell finds rg on its PATH; the tree is the local rows' own (a loopback sshd: the same machine).
+    const rgCommand = ["rg", ...rgArgs(search), root].map(shellQuote).join(" ");
+    const candidates: Candidate[] = [
+      ...ssh.envs.map(({ name, env }) => counted(name, () => searchCount(env, root, search), counts)),
+    ];
+    if (withRg) {
+      candidates.push(
+        counted("ssh-rg", () => countLines("ssh", [...ssh.sshArgs, rgCommand], "/"), counts, true),
+        counted("ssh2-exec-rg", () => ssh.execChannelCountLines(rgCommand), counts, true),
+      );
+    }
+    rows.push(
+      await measureRow({
+        name: `searchFiles ${files.toLocaleString("en")} files over SSH: ${search.name}`,
+        unit: "ms",
+        rounds,
+        perRound: 1,
+        candidates,
+      }),
+    );
+    log(
+      `searchFiles over SSH ${search.name}: lines found: ${[...counts].map(([name, n]) => `${name} ${n}`).join(", ")}`,
+    );
+  }
+  return rows;
 }

@@ -30,6 +30,10 @@ export interface SshSide {
   execChannelTrue(): Promise<void>;
   /** A fresh `ssh host true` (connect, authenticate, run, disconnect). */
   sshTrue(): Promise<void>;
+  /** The `ssh` client's arguments up to and including the host: `ssh ...sshArgs <command>` runs on the server. */
+  sshArgs: readonly string[];
+  /** Runs a shell command on an exec channel of the open ssh2 connection; resolves with the lines it printed. */
+  execChannelCountLines(command: string): Promise<number>;
   /** Echoes through `cat` on an ssh2 channel and through `ssh -T host cat`. */
   ssh2Echo: Echo;
   opensshEcho: Echo;
@@ -58,6 +62,22 @@ function execOn(client: Client, command: string): Promise<ClientChannel> {
   return new Promise((resolve, reject) =>
     client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel))),
   );
+}
+
+async function execCountLines(client: Client, command: string): Promise<number> {
+  const channel = await execOn(client, command);
+  return new Promise((resolve, reject) => {
+    let lines = 0;
+    let status: number | undefined;
+    channel.on("data", (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
+    });
+    channel.stderr.resume();
+    channel.on("exit", (code: number | null) => (status = code ?? undefined));
+    channel.on("close", () =>
+      status === 0 ? resolve(lines) : reject(new Error(`${command} exited with ${status ?? "a signal"}`)),
+    );
+  });
 }
 
 async function execTrue(client: Client): Promise<void> {
@@ -133,6 +153,8 @@ export async function startSshSide(root: string, echoSize: number): Promise<SshS
       sshTrue: async () => {
         await run("ssh", [...sshArgs, "true"]);
       },
+      sshArgs,
+      execChannelCountLines: (command) => execCountLines(route.client, command),
       ssh2Echo: echoThrough(catChannel, catChannel, echoSize),
       opensshEcho: echoThrough(catProcess.stdin, catProcess.stdout, echoSize),
       connect: async (transport) => must(await connectSsh(sshd.target, { ...ownOptions, transport })),

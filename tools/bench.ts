@@ -9,7 +9,9 @@
 // `cat` in the 64 MiB rows (the bytes through a spawned `cat`'s pipe: the bulk floor, tools/bench-pipe-floor.ts),
 // `sftp` (ssh2 SFTP on one connection), `ssh2-cat` / `ssh-cat` (the same echo on an ssh2
 // channel / through `ssh -T host cat`), `ssh2-exec` (an exec channel on one connection), `ssh-true` (a fresh
-// `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts) and the watching rows (tools/bench-watch.ts).
+// `ssh host true`). Then the listFiles rows (tools/bench-list-files.ts), the searchFiles rows (tools/bench-search-files.ts,
+// locally and over the same sshd), pi's grep (tools/bench-pi-grep.ts) and the watching rows (tools/bench-watch.ts). The
+// sshd and its connections are started once, by the first section that uses them, and stopped at the end of the run.
 //
 // Flags: --no-ssh (leave the SSH side out), --quick (a smoke run: 2 rounds, few calls, 1 MiB instead of 64 MiB, smaller bursts; its row names differ,
 // so it is never compared with a full run), --json <file|-> (the rows as JSON; `-` prints JSON on stdout and the
@@ -135,7 +137,12 @@ function kib(bytes: number): string {
 }
 
 /** The operation rows: every env next to the anchors that apply. */
-async function benchOps(options: Options, scratch: string, log: (line: string) => void): Promise<RowResult[]> {
+async function benchOps(
+  options: Options,
+  scratch: string,
+  log: (line: string) => void,
+  sshSide: () => Promise<SshSide | undefined>,
+): Promise<RowResult[]> {
   const quick = options.quick;
   const rounds = quick ? 2 : 7;
   const heavyRounds = quick ? 2 : 5;
@@ -187,21 +194,14 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
       }
     }
 
-    let ssh: SshSide | undefined;
+    const ssh = await sshSide();
     let sftpRoot = "";
-    const noSsh = options.noSsh ? "--no-ssh" : sshUnavailable();
-    if (noSsh === undefined) {
-      const sshScratch = join(scratch, "ssh");
-      await mkdir(sshScratch);
-      ssh = await startSshSide(sshScratch, echoSize);
-      cleanups.push(() => (ssh as SshSide).close());
+    if (ssh !== undefined) {
       for (const { name, env, root } of ssh.envs) {
         await populate(root, bigBytes);
         subjects.push({ name, env, root, connection: env.connection });
       }
       sftpRoot = await dir("sftp");
-    } else {
-      log(`SSH candidates and anchors left out: ${noSsh}`);
     }
     for (const subject of subjects) {
       if (subject.connection !== undefined) subject.agentPid = (await subject.connection.info()).pid;
@@ -325,7 +325,7 @@ async function benchOps(options: Options, scratch: string, log: (line: string) =
           ...(ssh === undefined
             ? []
             : [
-                anchor("ssh2-exec", () => (ssh as SshSide).execChannelTrue()),
+                anchor("ssh2-exec", ssh.execChannelTrue),
                 // A fresh ssh costs ~100x an exec: one call per round keeps the row short.
                 { ...anchor("ssh-true", ssh.sshTrue), perRound: 1 },
               ]),
@@ -570,11 +570,24 @@ async function main(argv: string[]): Promise<void> {
   const started = Date.now();
   const rows: RowResult[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "outpost-bench-"));
+  // One loopback sshd and its connections for the whole run, started by the first section that asks for it.
+  let ssh: Promise<SshSide | undefined> | undefined;
+  const sshSide = () => {
+    ssh ??= (async () => {
+      const noSsh = options.noSsh ? "--no-ssh" : sshUnavailable();
+      if (noSsh !== undefined) {
+        log(`SSH candidates and anchors left out: ${noSsh}`);
+        return undefined;
+      }
+      return startSshSide(await subdir(scratch, "ssh"), helloRequestSize());
+    })();
+    return ssh;
+  };
   try {
     const sections: [string, (dir: string) => Promise<RowResult[]>][] = [
-      ["ops", (dir) => benchOps(options, dir, log)],
+      ["ops", (dir) => benchOps(options, dir, log, sshSide)],
       ["list-files", (dir) => benchListFiles(dir, options.quick, log)],
-      ["search-files", (dir) => benchSearchFiles(dir, options.quick, log)],
+      ["search-files", (dir) => benchSearchFiles(dir, options.quick, log, sshSide)],
       ["pi-grep", (dir) => benchPiGrep(dir, options.quick, log)],
       ["watch", (dir) => benchWatch(dir, options.quick, log)],
     ];
@@ -585,6 +598,7 @@ async function main(argv: string[]): Promise<void> {
       log(`section ${name}: ${((Date.now() - sectionStart) / 1000).toFixed(0)} s`);
     }
   } finally {
+    await (await ssh?.catch(() => undefined))?.close();
     await rm(scratch, { recursive: true, force: true });
   }
   log("");
