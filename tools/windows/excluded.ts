@@ -73,6 +73,13 @@ export const exclusions: Exclusion[] = [
     reason: "Wine fails appending to a directory EBADF at the write (Wine blind spot)",
   },
   {
+    name: "createTempFile whose file cannot be created fails naming the file and leaves its directory",
+    rule: "T3 T5",
+    reason:
+      "Wine fails a 300-character file name ENOENT (not_found), not ENAMETOOLONG (unknown): seen the same on both " +
+      "targets, the reference's Windows Node and the agent (Wine blind spot)",
+  },
+  {
     name: "a command's stdout and stderr are sockets, not pipes or terminals",
     rule: "X13",
     reason: "POSIX-only: Node gives a Windows child named pipes, there are no sockets to test for",
