@@ -304,7 +304,9 @@ export function propertyFixture(targets: readonly Target[] = outpostTargets()): 
     } finally {
       sandbox?.dispose();
     }
-  });
+    // Closing a container target stops its agent and removes its container, which takes podman seconds on a busy
+    // machine: more than vitest's default hook budget of 30 s was seen.
+  }, 120_000);
   return {
     reference,
     targets,
