@@ -19,7 +19,7 @@ import { err, ok, type Result } from "../contract/result.js";
 import { reopenAgentFile } from "../wire/same-host.js";
 import { isWireObject, parseInfo } from "../wire/wire.js";
 import { type AgentLink, RemoteHandle } from "./handle.js";
-import { chunksBetween, fixedReadsBefore, ReadAhead, settle } from "./read-ahead.js";
+import { chunksBetween, fixedReadsBefore, settle, sizedReadAhead } from "./read-ahead.js";
 import { SendWindow } from "./send-window.js";
 
 /** Node's `kReadFileBufferLength`: the read size for regular files. */
@@ -30,8 +30,6 @@ export const READ_FILE_UNKNOWN_CHUNK = 64 * 1024;
 export const READ_FILE_MAX = 2 ** 31 - 1;
 /** Node's `kWriteFileMaxChunkSize`: the largest single write of `writeFile`/`appendFile`. */
 export const WRITE_CHUNK = 512 * 1024;
-/** Reads or writes in flight at once for one file. */
-export const PIPELINE_DEPTH = 8;
 
 /** A file opened like `open(path, "r")`, with the size `readFile` plans for (0 = unknown, read to the end). */
 interface OpenedFile {
@@ -153,12 +151,12 @@ async function readSizedBytes(
   const out = Buffer.allocUnsafe(size);
   // A read still in the plan lands right where the loop would copy it (offset = position in `out`); a read that
   // left the plan gets memory of its own, so it cannot overwrite what a later read put there.
-  const ahead = new ReadAhead(
+  const ahead = sizedReadAhead(
     (offset, length, planned) =>
       handle.pread(offset, length, (count) =>
         planned() && offset + count <= size ? out.subarray(offset, offset + count) : undefined,
       ),
-    PIPELINE_DEPTH,
+    READ_FILE_CHUNK,
   );
   let total = 0;
   try {
@@ -221,7 +219,7 @@ async function readSizedText(
   signal: AbortSignal | undefined,
 ): Promise<string> {
   const length = Math.min(size, READ_FILE_CHUNK);
-  const ahead = new ReadAhead((offset, count) => handle.pread(offset, count), PIPELINE_DEPTH);
+  const ahead = sizedReadAhead((offset, count) => handle.pread(offset, count), length);
   const decoder = new StringDecoder("utf8");
   let text = "";
   let total = 0;
@@ -282,8 +280,8 @@ async function firstFailure(inFlight: readonly Promise<Settled>[]): Promise<Sett
 
 /**
  * Writes `content` to `path`: the first 512 KiB go with the `write` request that opens (and creates or truncates)
- * the file; the rest follow as `writeChunk`s on the kept handle, at most 8 in flight. The agent writes chunks of a
- * handle in order and refuses every chunk after a failed one, so the first failure is the one reported.
+ * the file; the rest follow as `writeChunk`s on the kept handle, 8 to 32 in flight (`SendWindow`). The agent writes
+ * chunks of a handle in order and refuses every chunk after a failed one, so the first failure is the one reported.
  */
 export async function writeContent(
   link: AgentLink,
@@ -345,7 +343,7 @@ async function writeRemainingLocally(
  * TCP grows its congestion window only while the sender keeps it full, so a small window measures a small rate and
  * stays small. The estimate raises the window above the floor on paths whose product is larger.
  */
-export const MIN_PIECES = PIPELINE_DEPTH;
+export const MIN_PIECES = 8;
 /** The window's ceiling: 16 MiB in flight fills a 1 Gbit/s path with 60 ms of round trip twice over. */
 export const MAX_PIECES = 32;
 

@@ -4,6 +4,7 @@
  * the results one by one, in order, exactly as a sequential loop would.
  */
 import { err, ok, type Result } from "../contract/result.js";
+import { SendWindow } from "./send-window.js";
 
 /** One planned positional read. */
 export interface PlannedRead {
@@ -34,17 +35,20 @@ interface InFlight extends PlannedRead {
  */
 export type PositionalRead = (offset: number, length: number, planned: () => boolean) => Promise<Uint8Array>;
 
-/** Runs positional reads ahead of a sequential consumer, at most `depth` at a time. */
+/**
+ * Runs positional reads ahead of a sequential consumer, at most `depth` at a time: a number, or a function asked
+ * before each new read is issued (a window that grows with what the reads measure, env/send-window.ts).
+ */
 export class ReadAhead {
   readonly #read: PositionalRead;
-  readonly #depth: number;
+  readonly #depth: () => number;
   #queue: InFlight[] = [];
   /** Abandoned reads still in flight; each leaves the set when it settles. */
   readonly #abandoned = new Set<Promise<Result<Uint8Array, unknown>>>();
 
-  constructor(read: PositionalRead, depth: number) {
+  constructor(read: PositionalRead, depth: number | (() => number)) {
     this.#read = read;
-    this.#depth = Math.max(1, depth);
+    this.#depth = typeof depth === "number" ? () => depth : depth;
   }
 
   /**
@@ -72,13 +76,17 @@ export class ReadAhead {
     await Promise.all(pending);
   }
 
-  /** Keeps the queued reads that match the start of the plan and issues the missing ones, up to `depth - 1`. */
+  /**
+   * Keeps the queued reads that match the start of the plan and issues the missing ones, up to `depth - 1` ahead.
+   * Reads already in flight that still match are kept even beyond a depth that has shrunk since they were issued.
+   */
   #plan(upcoming: Iterable<PlannedRead>): void {
+    const depth = Math.max(1, this.#depth());
     let index = 0;
     for (const planned of upcoming) {
-      if (index >= this.#depth - 1) break;
       const queued = this.#queue[index];
       if (queued === undefined || queued.offset !== planned.offset || queued.length !== planned.length) {
+        if (index >= depth - 1) break;
         this.#abandonFrom(index);
         this.#queue.push(this.#issue(planned));
       }
@@ -119,4 +127,29 @@ export function* chunksBetween(start: number, end: number, chunk: number): Gener
 /** Reads of exactly `length` bytes at `start`, `start + length`, … while the offset is below `end`. */
 export function* fixedReadsBefore(start: number, end: number, length: number): Generator<PlannedRead> {
   for (let offset = start; offset < end; offset += length) yield { offset, length };
+}
+
+/** A sized read ahead's floor: 8 reads in flight before anything is measured, as a write's window (file-io.ts). */
+export const MIN_READ_PIECES = 8;
+/**
+ * Its ceiling, bounding the memory reads in flight pin: 32 × 512 KiB = 16 MiB for `readFile`, 8 MiB for a binary
+ * reader's 256 KiB reads. The SSH channel's receive window is larger (ssh/receive-window.ts), so it never binds first.
+ */
+export const MAX_READ_PIECES = 32;
+
+/**
+ * A `ReadAhead` as deep as the path needs: its reads' answers are timed as a write's acknowledgements are and sized
+ * by the same estimate of the bandwidth-delay product (`SendWindow`: twice the product plus one, from
+ * {@link MIN_READ_PIECES} to {@link MAX_READ_PIECES} reads of `pieceBytes`). Reads have no side effect, so the depth
+ * changes nothing a caller sees: it still takes the results one by one, checking its signal between them.
+ */
+export function sizedReadAhead(read: PositionalRead, pieceBytes: number): ReadAhead {
+  const window = new SendWindow(pieceBytes, MIN_READ_PIECES, MAX_READ_PIECES);
+  const timed: PositionalRead = async (offset, length, planned) => {
+    const sentAt = performance.now();
+    const bytes = await read(offset, length, planned);
+    window.acked(sentAt);
+    return bytes;
+  };
+  return new ReadAhead(timed, () => window.pieces());
 }

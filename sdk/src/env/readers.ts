@@ -19,12 +19,10 @@ import type {
 } from "../contract/types.js";
 import { fileInfo, infoOfReply, isRepresentable, parseEntries, parseLineScan, type WireEntry } from "../wire/wire.js";
 import type { RemoteHandle } from "./handle.js";
-import { chunksBetween, ReadAhead } from "./read-ahead.js";
+import { chunksBetween, type ReadAhead, sizedReadAhead } from "./read-ahead.js";
 
 /** Bytes of one `BinaryReader.read` request to the agent. */
 export const BINARY_READ_CHUNK = 256 * 1024;
-/** `BinaryReader.read` requests in flight at once. */
-export const BINARY_READ_DEPTH = 8;
 /** Bytes of one `TextLineReader` read, as Node's line reader. */
 export const LINE_CHUNK = 64 * 1024;
 
@@ -72,7 +70,8 @@ export class RemoteBinaryReader implements BinaryReader {
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0) {
       return err(invalid("Offset and length must be non-negative safe integers", this.#path));
     }
-    const ahead = new ReadAhead((at, count) => this.#handle.pread(at, count), BINARY_READ_DEPTH);
+    // As many requests in flight as the path needs (8 to 32, read-ahead.ts).
+    const ahead = sizedReadAhead((at, count) => this.#handle.pread(at, count), BINARY_READ_CHUNK);
     try {
       return await this.#readRange(ahead, offset, length, signal);
     } catch (error) {

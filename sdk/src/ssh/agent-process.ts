@@ -8,6 +8,7 @@ import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import type { ClientChannel } from "ssh2";
 import type { AgentProcess } from "../wire/connection.js";
+import { AGENT_RECEIVE_WINDOW, keepReceiveWindow } from "./receive-window.js";
 import type { Lease } from "./route-pool.js";
 
 /** An agent running at the end of an SSH connection. */
@@ -28,6 +29,8 @@ export class SshAgentProcess extends EventEmitter implements AgentProcess {
     this.#lease = lease;
     const route = lease.route;
     this.#channel = channel;
+    // Downloads on a lossy path would otherwise stop at ssh2's 2 MiB window (receive-window.ts).
+    keepReceiveWindow(channel, AGENT_RECEIVE_WINDOW);
     this.stdin = channel;
     this.stdout = channel;
     this.stderr = channel.stderr;
