@@ -2,9 +2,13 @@
  * `make bench-wan`: Outpost's WAN rows, run inside the rig (tools/wan/rig.sh), per profile:
  * - small operations over `connectSsh`: median ms and the same in round trips of the profile;
  * - connect: cold (the agent uploaded first) and warm (verified only), against `ssh host true`;
- * - 64 MiB up and down (tools/wan/bulk.ts) against `scp` and `sftp` over the same path.
+ * - 64 MiB up and down (tools/wan/bulk.ts) against `scp` and `sftp` over the same path;
+ * - `listFiles` and `searchFiles` of a 100k-file tree against `ssh host fd`/`find`/`rg` (tools/wan/listing.ts).
  * Candidates and anchors interleave round by round; medians with the spread in brackets.
  *   tools/wan/rig.sh node --import tsx tools/wan/bench.ts [--profiles lan,wan,far,lossy] [--rounds N] [--mib N]
+ *     [--bulk-rounds N] [--bulk-only RE] [--files N] [--tree-rounds N] [--sections small,connect,bulk,tree]
+ * `--sections` picks the parts (default all), `--bulk-only` the Outpost rows of the 64 MiB part (the anchors always
+ * run), `--files` the tree's size.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +17,7 @@ import { promisify } from "node:util";
 import { connectSsh, type SshExecutionEnv } from "../../sdk/src/index.js";
 import { bulkRows } from "./bulk.js";
 import { type Profile, setProfile } from "./link.js";
+import { listingRows, makeBenchTree, type Tree } from "./listing.js";
 import { median, must } from "./measure.js";
 import { type RigServer, startRigServer } from "./server.js";
 
@@ -91,11 +96,21 @@ async function main(): Promise<void> {
   const profiles = argument("profiles", "lan,wan,far,lossy").split(",") as Profile[];
   const rounds = Number(argument("rounds", "5"));
   const bulkRounds = Number(argument("bulk-rounds", "1"));
+  const bulkOnly = new RegExp(argument("bulk-only", "."));
   const mib = Number(argument("mib", "64"));
+  const files = Number(argument("files", "100000"));
+  const treeRounds = Number(argument("tree-rounds", "3"));
+  const sections = new Set(argument("sections", "small,connect,bulk,tree").split(","));
   const server = await startRigServer();
   try {
     const dir = join(server.sshd.home, "bench");
     mkdirSync(dir, { recursive: true });
+    let tree: Tree | undefined;
+    if (sections.has("tree")) {
+      const started = performance.now();
+      tree = await makeBenchTree(dir, files);
+      console.log(`tree: ${files} files, made in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    }
     const env = must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
     try {
       for (const profile of profiles) {
@@ -104,12 +119,22 @@ async function main(): Promise<void> {
         console.log(
           `\n${profile}: ${rttMs} ms RTT, ${(shape.rateBits / 1e6).toFixed(0)} Mbit/s, ${shape.loss * 100}% loss`,
         );
-        console.log(` small operations (median of ${rounds}, warm connection)`);
-        for (const line of await smallRows(env, dir, rttMs, rounds)) console.log(line);
-        console.log(` connect (median of ${rounds})`);
-        for (const line of await connectRows(server, dir, rttMs, rounds)) console.log(line);
-        console.log(` ${mib} MiB (median of ${bulkRounds})`);
-        for (const line of await bulkRows(server, env, shape, mib, bulkRounds)) console.log(line);
+        if (sections.has("small")) {
+          console.log(` small operations (median of ${rounds}, warm connection)`);
+          for (const line of await smallRows(env, dir, rttMs, rounds)) console.log(line);
+        }
+        if (sections.has("connect")) {
+          console.log(` connect (median of ${rounds})`);
+          for (const line of await connectRows(server, dir, rttMs, rounds)) console.log(line);
+        }
+        if (sections.has("bulk")) {
+          console.log(` ${mib} MiB (median of ${bulkRounds})`);
+          for (const line of await bulkRows(server, env, shape, mib, bulkRounds, bulkOnly)) console.log(line);
+        }
+        if (tree !== undefined) {
+          console.log(` tree (median of ${treeRounds})`);
+          for (const line of await listingRows(server, env, tree, treeRounds)) console.log(line);
+        }
       }
     } finally {
       await env.connection.close();

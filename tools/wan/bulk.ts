@@ -4,6 +4,7 @@
  * in the same run, interleaved round by round (each round in a rotated order); medians in MiB/s, each row as a
  * share of the profile's cap and of the better anchor in its direction. Used by tools/wan/bench.ts; alone:
  *   tools/wan/rig.sh node --import tsx tools/wan/bulk.ts [--profiles wan,far] [--rounds N] [--mib N] [--only RE]
+ * `--only` picks Outpost's rows; the anchors of their directions run with them.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -103,7 +104,11 @@ export async function bulkRows(
     },
   ];
   const anchor = (name: string) => /^(scp|sftp)/.test(name);
-  const candidates = all.filter((c) => only.test(c.name) || anchor(c.name));
+  // The anchors of each direction a chosen row goes in.
+  const chosen = all.filter((c) => !anchor(c.name) && only.test(c.name));
+  const candidates = all.filter(
+    (c) => chosen.includes(c) || (anchor(c.name) && chosen.some((d) => d.direction === c.direction)),
+  );
   const times = new Map<string, number[]>();
   // scp and sftp open their own SSH connection each time; Outpost's env is connected already. What a connection
   // costs, `ssh host true`, is measured in the same rounds and taken off the anchors' times.
