@@ -140,8 +140,9 @@ test-wan: agent
 	tools/wan/test-wan.sh
 
 ## bench-wan: the WAN rows (root, in the rig): per profile, small operations in ms and round trips, connect cold and
-## warm against `ssh host true`, 64 MiB up and down against scp and sftp (tools/wan/bench.ts; BENCH_WAN_ARGS adds
-## flags, e.g. "--profiles wan,far --rounds 3"); ~10 minutes
+## warm against `ssh host true`, 64 MiB up and down against scp and sftp, listFiles/searchFiles of a 100k-file tree
+## against ssh host fd/find/rg (tools/wan/bench.ts; BENCH_WAN_ARGS adds flags, e.g. "--profiles wan,far --rounds 3",
+## "--sections bulk,tree"); ~15 minutes
 bench-wan: agent
 	tools/wan/rig.sh node --import tsx tools/wan/bench.ts $(BENCH_WAN_ARGS)
 

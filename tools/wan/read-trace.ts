@@ -4,7 +4,8 @@
  * had data queued (busy), was held by the receiver's window (rwnd_limited) or its send buffer (sndbuf_limited), and
  * had nothing to send (app-limited: the rest); its congestion window, retransmissions and unsent bytes; and the
  * client's unread bytes (Recv-Q on the client's socket). Run in the rig:
- *   tools/wan/rig.sh node --import tsx tools/wan/read-trace.ts [--profile lossy] [--mib 32] [--rounds 2]
+ *   tools/wan/rig.sh node --import tsx tools/wan/read-trace.ts [--profile lossy] [--mib 32] [--rounds 2] [--fresh]
+ * Outpost's reads run on one warm connection, or with `--fresh` each on a new one, as scp's and sftp's.
  * What it found is in docs/wan.md ("Why reads were slow at `lossy`").
  */
 import { execFile } from "node:child_process";
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   const profile = argument("profile", "lossy") as Profile;
   const mib = Number(argument("mib", "32"));
   const rounds = Number(argument("rounds", "2"));
+  const fresh = process.argv.includes("--fresh");
   const { serverNs } = rig();
   const server = await startRigServer();
   const port = server.sshd.port;
@@ -71,13 +73,22 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, "down.bin"), content);
     const localDir = join(server.sshd.dir, "trace-local");
     mkdirSync(localDir, { recursive: true });
-    const env = must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
+    const connect = async () =>
+      must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
+    let env = await connect();
     const { shape } = await setProfile(profile);
     console.log(`${profile}: ${2 * shape.delayMs} ms RTT, ${shape.rateBits / 1e6} Mbit/s, ${shape.loss * 100}% loss`);
-    const candidates: { name: string; body: () => Promise<unknown> }[] = [
+    const candidates: { name: string; body: () => Promise<unknown>; prepare?: () => Promise<void> }[] = [
       {
         name: "readBinaryFile",
         body: async () => must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), "readBinaryFile"),
+        // With --fresh, on a connection of its own made just before (not timed), as scp's and sftp's are.
+        prepare: fresh
+          ? async () => {
+              await env.connection.close();
+              env = await connect();
+            }
+          : undefined,
       },
       {
         name: "sftp get",
@@ -93,12 +104,13 @@ async function main(): Promise<void> {
       },
     ];
     // Warm the env's connection once (TCP's first transfer on a fresh connection starts from slow start).
-    must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), "warm-up");
+    if (!fresh) must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), "warm-up");
     const results = new Map<string, string[]>();
     const rates = new Map<string, number[]>();
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < candidates.length; k++) {
         const candidate = candidates[(k + round) % candidates.length];
+        await candidate.prepare?.();
         const before = new Map((await sockets(serverNs, `( sport = :${port} )`)).map((s) => [s.peer, s]));
         const link0 = await linkState();
         const samples: { server: Sock[]; client: Sock[] }[] = [];
