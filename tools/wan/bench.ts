@@ -111,10 +111,13 @@ async function main(): Promise<void> {
       tree = await makeBenchTree(dir, files);
       console.log(`tree: ${files} files, made in ${((performance.now() - started) / 1000).toFixed(0)} s`);
     }
-    const env = must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
-    try {
-      for (const profile of profiles) {
-        const { shape } = await setProfile(profile);
+    for (const profile of profiles) {
+      const { shape } = await setProfile(profile);
+      // A connection of its own per profile, made at that profile: a live TCP connection whose path changes shape
+      // keeps the old path's model (BBR's minimum round trip for 10 s, its bandwidth for 10 round trips), so the
+      // first transfers after a switch ran cwnd-limited (measured with read-trace.ts --after; docs/wan.md).
+      const env = must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
+      try {
         const rttMs = 2 * shape.delayMs;
         console.log(
           `\n${profile}: ${rttMs} ms RTT, ${(shape.rateBits / 1e6).toFixed(0)} Mbit/s, ${shape.loss * 100}% loss`,
@@ -135,9 +138,9 @@ async function main(): Promise<void> {
           console.log(` tree (median of ${treeRounds})`);
           for (const line of await listingRows(server, env, tree, treeRounds)) console.log(line);
         }
+      } finally {
+        await env.connection.close();
       }
-    } finally {
-      await env.connection.close();
     }
   } finally {
     await server.stop();

@@ -5,7 +5,10 @@
  * had nothing to send (app-limited: the rest); its congestion window, retransmissions and unsent bytes; and the
  * client's unread bytes (Recv-Q on the client's socket). Run in the rig:
  *   tools/wan/rig.sh node --import tsx tools/wan/read-trace.ts [--profile lossy] [--mib 32] [--rounds 2] [--fresh]
- * Outpost's reads run on one warm connection, or with `--fresh` each on a new one, as scp's and sftp's.
+ *     [--after PROFILE]
+ * Outpost's reads run on one warm connection, with `--fresh` each on a new one (as scp's and sftp's), with
+ * `--after P` on a connection that carried a download at profile P first (as in the bench); each line shows the
+ * server's BBR state (bandwidth, minimum round trip) for the connection at the start.
  * What it found is in docs/wan.md ("Why reads were slow at `lossy`").
  */
 import { execFile } from "node:child_process";
@@ -76,6 +79,13 @@ async function main(): Promise<void> {
     const connect = async () =>
       must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
     let env = await connect();
+    // With --after P, the connection first carries a download at profile P, as in the bench, where the profiles
+    // follow one another on one connection.
+    const after = argument("after", "");
+    if (after !== "") {
+      await setProfile(after as Profile);
+      must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), `a download at ${after}`);
+    }
     const { shape } = await setProfile(profile);
     console.log(`${profile}: ${2 * shape.delayMs} ms RTT, ${shape.rateBits / 1e6} Mbit/s, ${shape.loss * 100}% loss`);
     const candidates: { name: string; body: () => Promise<unknown>; prepare?: () => Promise<void> }[] = [
@@ -104,7 +114,7 @@ async function main(): Promise<void> {
       },
     ];
     // Warm the env's connection once (TCP's first transfer on a fresh connection starts from slow start).
-    if (!fresh) must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), "warm-up");
+    if (!fresh && after === "") must(await env.readBinaryFile("down.bin", { abortSignal: undefined }), "warm-up");
     const results = new Map<string, string[]>();
     const rates = new Map<string, number[]>();
     for (let round = 0; round < rounds; round++) {
@@ -161,7 +171,8 @@ async function main(): Promise<void> {
         const rate = mib / seconds;
         rates.set(candidate.name, [...(rates.get(candidate.name) ?? []), rate]);
         const line =
-          `${rate.toFixed(2)} MiB/s ${seconds.toFixed(1)} s; busy ${((busy / ms) * 100).toFixed(0)}%` +
+          `${rate.toFixed(2)} MiB/s ${seconds.toFixed(1)} s; at the start ${prior?.fields.get("bbr") ?? "(a new connection)"}` +
+          `; busy ${((busy / ms) * 100).toFixed(0)}%` +
           ` rwnd_limited ${((chrono("rwnd_limited") / ms) * 100).toFixed(0)}%` +
           ` sndbuf_limited ${((chrono("sndbuf_limited") / ms) * 100).toFixed(0)}%;` +
           ` retrans ${(delta("bytes_retrans") / MiB).toFixed(2)} MiB;` +
