@@ -150,9 +150,12 @@ clean:
 
 ## test-containers: connectContainer against real Podman (podman, runc, busybox-static; storage under .cache/podman):
 ## the fixture, the engine argv (kubectl: checked, not run), the end-to-end cases, the conformance suite and the
-## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out)
+## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out); then,
+## pass or fail, tools/podman-leftovers.ts removes and fails on anything the fixtures left (containers, processes,
+## mounts, directories under .cache/podman), after printing the report of any podman rm that had to be stopped
 test-containers: agent cli
 	@tools/system-deps.sh containers
-	OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
+	@status=0; OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
 		sdk/test/container.e2e.test.ts spec/test/conformance-container.test.ts cli/test/cli-container.e2e.test.ts \
-		$$(grep -l 'propertyFixture()' properties/*.test.ts)
+		$$(grep -l 'propertyFixture()' properties/*.test.ts) || status=$$?; \
+	node --import tsx tools/podman-leftovers.ts .cache/podman || status=1; exit $$status

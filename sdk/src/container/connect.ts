@@ -48,6 +48,15 @@ export interface ContainerEnvOptions extends ContainerConnectOptions {
   errors?: HostErrorClasses;
 }
 
+/**
+ * How long closing lets the agent exit after its input ended, before the engine's client is signalled: a signal
+ * kills only `podman exec` (or `docker exec`, `kubectl exec`), not the agent in the container, which would keep
+ * running — and its exec session keep the container busy — until it noticed the lost input. The end of its input
+ * stops it (and the commands it runs); the client exits when it has. Closing takes at most this plus 3 s (SIGTERM,
+ * then SIGKILL to the client).
+ */
+export const CONTAINER_CLOSE_GRACE_MS = 2_000;
+
 /** What a connection learns across starts. */
 interface StartState {
   platform?: ContainerPlatform;
@@ -108,6 +117,7 @@ export class ContainerConnection extends Connection {
     const state: StartState = {};
     super({
       onLog: options.onLog,
+      closeGraceMs: CONTAINER_CLOSE_GRACE_MS,
       launch: async (args) => {
         try {
           const agent = await launch(target, options, state, args);
@@ -203,7 +213,11 @@ export class ContainerExecutionEnv extends RemoteExecutionEnv {
     this.platform = platform;
   }
 
-  /** Stops the agent (killing any command it runs). The container keeps running. */
+  /**
+   * Stops the agent (killing any command it runs): its input ends and the engine's client exits once the agent
+   * has; after {@link CONTAINER_CLOSE_GRACE_MS} the client is killed (SIGTERM, SIGKILL 3 s later), so closing never
+   * takes longer than that, whatever state the container is in. The container keeps running.
+   */
   async close(): Promise<void> {
     await this.connection.close();
   }
