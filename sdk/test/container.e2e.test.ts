@@ -88,6 +88,29 @@ describe("connectContainer with podman", { timeout: 120_000 }, () => {
     await podman.remove(name);
   });
 
+  it("a warm start verifies and starts the agent in one engine command", async () => {
+    const { name, env } = await connected({ rootfs: "busybox" });
+    await env.close();
+    // podman's own event log (the fixture's events.log) counts the execs: the platform probe, then one command
+    // that hashes the agent and, verified, becomes it; without the shortcut, a hash and then a start.
+    const execs = () =>
+      readFileSync(join(podman.dir, "events.log"), "utf8")
+        .split("\n")
+        .filter((line) => line.includes(`"Name":"${name}"`) && line.includes('"Status":"exec"')).length;
+    for (const [verifiedStart, expected] of [
+      [true, 2],
+      [false, 3],
+    ] as const) {
+      const before = execs();
+      const again = getOrThrow(await connectContainer(name, { engine: "podman", verifiedStart }));
+      expect(await output(again, "echo warm")).toBe("warm\n");
+      expect([verifiedStart, execs() - before]).toEqual([verifiedStart, expected]);
+      expect(again.connection.deployed()?.copied).toBe(false);
+      await again.close();
+    }
+    await podman.remove(name);
+  });
+
   it("deploys into a container with the host's dash and coreutils, no busybox", async () => {
     const { name, env } = await connected({ rootfs: "dash" });
     expect(env.platform.dir).toBe("/root/.outpost/bin");

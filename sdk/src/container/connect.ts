@@ -7,11 +7,13 @@
 import { spawn } from "node:child_process";
 import type { HostErrorClasses } from "../contract/host-errors.js";
 import { err, ok, type Result } from "../contract/result.js";
+import { agentFileName, agentFor } from "../env/agent-deploy.js";
 import { RemoteExecutionEnv } from "../env/remote-env.js";
 import { type AgentProcess, Connection } from "../wire/connection.js";
 import { type ContainerPlatform, type DeployedAgent, deployInto, detectPlatform } from "./deploy.js";
 import { type EngineKind, type EngineTarget, execArgv, resolveEngine } from "./engine.js";
 import { asContainerError, ContainerError } from "./errors.js";
+import { startIfVerified } from "./start.js";
 
 /** Options of {@link containerConnection} and {@link connectContainer}. */
 export interface ContainerConnectOptions {
@@ -32,6 +34,11 @@ export interface ContainerConnectOptions {
   agentBinary?: string;
   /** Receives the agent's stderr. */
   onLog?: (text: string) => void;
+  /**
+   * @internal `false` starts a deployed agent in two engine commands (verify, then start) instead of one
+   * (`tools/bench-container.ts` compares the two).
+   */
+  verifiedStart?: boolean;
 }
 
 /** Options of {@link connectContainer}'s env. */
@@ -151,7 +158,8 @@ export class ContainerConnection extends Connection {
 
 /**
  * Verifies or deploys the agent, then runs it with `exec -i`. The platform learnt at the first start is kept; if
- * the agent is missing from where it was (a recreated container), the container is probed again.
+ * the agent is missing from where it was (a recreated container), the container is probed again. With a shell in
+ * the container, a deployed agent is verified and started in one engine command ({@link startIfVerified}).
  */
 async function launch(
   target: EngineTarget,
@@ -160,6 +168,17 @@ async function launch(
   args: readonly string[],
 ): Promise<AgentProcess> {
   state.platform ??= await detectPlatform(target);
+  if (state.platform.shell && options.verifiedStart !== false) {
+    const agent = await agentFor(state.platform, options.agentBinary).catch((error: Error) => {
+      throw new ContainerError("deploy", error.message, error);
+    });
+    const path = `${state.platform.dir}/${agentFileName(agent.sha256)}`;
+    const started = await startIfVerified(target, path, agent.sha256, args);
+    if (started !== undefined) {
+      state.deployed = { path, sha256: agent.sha256, copied: false };
+      return started;
+    }
+  }
   try {
     state.deployed = await deployInto(target, state.platform, options.agentBinary);
   } catch (error) {

@@ -225,6 +225,9 @@ export class Connection {
       if (session.ready) this.#teardown(session, lostError("outpost agent connection lost"));
     });
     child.stdout.on("error", () => {});
+    // A launcher that read ahead (a line before the agent's own output) leaves the stream paused with the rest
+    // put back: a 'data' listener alone does not restart an explicitly paused stream.
+    child.stdout.resume();
     const stderrDecoder = new StringDecoder("utf8");
     child.stderr.on("data", (chunk: Buffer) => this.#onStderr(session, stderrDecoder.write(chunk)));
     child.stderr.on("end", () => this.#onStderr(session, stderrDecoder.end()));
