@@ -7,9 +7,10 @@
  * every operation gives the reference's result and leaves the same tree, or fails as lost within the bound; no hang,
  * no false success; the lost agent is gone afterwards and no process of the file is left at the end.
  */
+
+import { Connection, packagedAgent, RemoteExecutionEnv } from "@outpost/sdk";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Connection, packagedAgent, RemoteExecutionEnv } from "../sdk/src/index.js";
 import { markedArgv, markerEnv } from "../spec/test/processes.js";
 import { describeTally, newTally, runLockstep } from "./lockstep.js";
 import { describeOp, type Op, sequenceArbitrary } from "./ops.js";
