@@ -135,9 +135,10 @@ nightly-summary: deps
 
 ## test-wan: the tests over a real network path (root): tools/wan/rig.sh joins two network namespaces by a user-space
 ## delay line (lan, wan, far, lossy profiles), Debian's sshd in one, the tests in the other; then the rig's cleanup
-## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (docs/wan.md)
+## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (docs/wan.md). WAN_TESTS picks test
+## files, e.g. WAN_TESTS=tools/wan/test/watch-cut.test.ts
 test-wan: agent
-	tools/wan/test-wan.sh
+	tools/wan/test-wan.sh $(WAN_TESTS)
 
 ## bench-wan: the WAN rows (root, in the rig): per profile, small operations in ms and round trips, connect cold and
 ## warm against `ssh host true`, 64 MiB up and down against scp and sftp (tools/wan/bench.ts; BENCH_WAN_ARGS adds
