@@ -135,9 +135,10 @@ nightly-summary: deps
 
 ## test-wan: the tests over a real network path (root): tools/wan/rig.sh joins two network namespaces by a user-space
 ## delay line (lan, wan, far, lossy profiles), Debian's sshd in one, the tests in the other; then the rig's cleanup
-## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (docs/wan.md)
+## check. Needs iproute2, iptables, iputils-ping, openssh-server, openssh-client (docs/wan.md). WAN_TESTS picks test
+## files, e.g. WAN_TESTS=tools/wan/test/watch-cut.test.ts
 test-wan: agent
-	tools/wan/test-wan.sh
+	tools/wan/test-wan.sh $(WAN_TESTS)
 
 ## bench-wan: the WAN rows (root, in the rig): per profile, small operations in ms and round trips, connect cold and
 ## warm against `ssh host true`, 64 MiB up and down against scp and sftp, listFiles/searchFiles of a 100k-file tree
@@ -151,9 +152,12 @@ clean:
 
 ## test-containers: connectContainer against real Podman (podman, runc, busybox-static; storage under .cache/podman):
 ## the fixture, the engine argv (kubectl: checked, not run), the end-to-end cases, the conformance suite and the
-## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out)
+## property files on a container target (OUTPOST_CONTAINERS=1 selects them; `make test` leaves them out); then,
+## pass or fail, tools/podman-leftovers.ts removes and fails on anything the fixtures left (containers, processes,
+## mounts, directories under .cache/podman), after printing the report of any podman rm that had to be stopped
 test-containers: agent cli
 	@tools/system-deps.sh containers
-	OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
+	@status=0; OUTPOST_CONTAINERS=1 npx vitest run sdk/test/podman-fixture.test.ts sdk/test/container-engine.test.ts \
 		sdk/test/container.e2e.test.ts spec/test/conformance-container.test.ts cli/test/cli-container.e2e.test.ts \
-		$$(grep -l 'propertyFixture()' properties/*.test.ts)
+		$$(grep -l 'propertyFixture()' properties/*.test.ts) || status=$$?; \
+	node --import tsx tools/podman-leftovers.ts .cache/podman || status=1; exit $$status

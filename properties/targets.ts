@@ -304,8 +304,8 @@ export function propertyFixture(targets: readonly Target[] = outpostTargets()): 
     } finally {
       sandbox?.dispose();
     }
-    // Closing a container target stops its agent and removes its container, which takes podman seconds on a busy
-    // machine: more than vitest's default hook budget of 30 s was seen.
+    // Closing a container target stops its agent and removes its container: bounded (sdk/test/fixtures/podman.ts),
+    // but beyond vitest's default hook budget of 30 s when podman rm has to be stopped on a busy machine.
   }, 120_000);
   return {
     reference,

@@ -2,7 +2,9 @@
 // exec-based transport), on the podman test fixture's busybox containers. Interleaved rounds; per candidate the
 // median and the spread (min–max):
 // - first: connectContainer into a fresh container (platform probe, copy, verify, start) and its first exec;
-// - warm: connectContainer into a container that already has the agent (verify, start) and its first exec;
+// - warm: connectContainer into a container that already has the agent (probe, then verify-and-start in one engine
+//   command) and its first exec;
+// - warm2: the same with verify and start as two engine commands (`verifiedStart: false`, the way before);
 // - call: one `exec true` through a connected env (the agent running: no engine round trip);
 // - anchor: `podman exec <c> true`.
 // Run: node --import tsx tools/bench-container.ts [rounds]
@@ -29,7 +31,7 @@ function summary(samples: number[]): string {
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? "7");
   const podman = await startPodman();
-  const samples: Record<string, number[]> = { first: [], warm: [], call: [], anchor: [] };
+  const samples: Record<string, number[]> = { first: [], warm: [], warm2: [], call: [], anchor: [] };
   try {
     const warmName = await podman.start({ rootfs: "busybox" });
     await getOrThrow(await connectContainer(warmName, { engine: "podman" })).close();
@@ -53,6 +55,13 @@ async function main(): Promise<void> {
       const env = getOrThrow(connected!);
       samples.call.push(await timed(async () => void getOrThrow(await env.exec(["true"], {}, context))));
       await env.close();
+      samples.warm2.push(
+        await timed(async () => {
+          connected = await connectContainer(warmName, { engine: "podman", verifiedStart: false });
+          getOrThrow(await getOrThrow(connected).exec(["true"], {}, context));
+        }),
+      );
+      await getOrThrow(connected!).close();
       samples.anchor.push(await timed(async () => void (await run("podman", ["exec", warmName, "true"]))));
     }
   } finally {

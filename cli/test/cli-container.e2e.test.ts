@@ -25,7 +25,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await podman?.dispose();
   await rm(dir, { recursive: true, force: true });
-});
+  // dispose() is bounded (its podman rm, then removal by force), beyond the default 30 s on a busy machine.
+}, 120_000);
 
 describe("outpost on podman://", { timeout: 120_000 }, () => {
   it("deploy copies the agent once, then only verifies it", async () => {

@@ -1,4 +1,5 @@
 // Connection against the real Outpost agent (skipped until `make agent` has built it).
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +59,32 @@ describe("the real agent", () => {
     const { pid } = await connection.info();
     await connection.close();
     expect(isAlive(pid)).toBe(false);
+  });
+
+  it("with closeGraceMs, close() lets the agent exit on the end of its input before signalling it", async () => {
+    for (const [closeGraceMs, expected] of [
+      [2_000, []],
+      [0, ["SIGTERM"]],
+    ] as const) {
+      const signals: string[] = [];
+      const connection = openConnection({
+        closeGraceMs,
+        // The real agent, its signals recorded: an agent behind an engine client never sees them.
+        launch: async (args) => {
+          const child = spawn(realAgent, args, { stdio: "pipe" });
+          const kill = child.kill.bind(child);
+          child.kill = (signal?: NodeJS.Signals | number) => {
+            signals.push(String(signal ?? "SIGTERM"));
+            return kill(signal);
+          };
+          return child;
+        },
+      });
+      const { pid } = await connection.info();
+      await connection.close();
+      expect(isAlive(pid)).toBe(false);
+      expect([closeGraceMs, signals]).toEqual([closeGraceMs, expected]);
+    }
   });
 
   // Slow (beyond the agent's 5 s ping interval): runs with OUTPOST_SLOW_TESTS=1.

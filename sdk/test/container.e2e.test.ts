@@ -4,10 +4,12 @@
  * deployment directory rule (no HOME, read-only root, a non-root user), a container stopped in the middle of a
  * command or removed and recreated, and the error codes. Every container is removed, pass or fail.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandOf, containerProcesses } from "../../tools/podman-leftovers.js";
 import { type ContainerExecutionEnv, connectContainer, containerConnection, getOrThrow } from "../src/index.js";
 import { type ContainerSpec, type Podman, startPodman } from "./fixtures/podman.js";
 
@@ -19,7 +21,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await podman?.dispose();
-});
+  // dispose() is bounded (see the fixture): its podman rm, then removal by force.
+}, 120_000);
 
 /** The stdout of a string command run by the env. */
 async function output(env: ContainerExecutionEnv, command: string): Promise<string> {
@@ -34,6 +37,33 @@ async function connected(spec: ContainerSpec, user?: string, env?: Record<string
   const name = await podman.start(spec);
   const connectedEnv = getOrThrow(await connectContainer(name, { engine: "podman", user, env }));
   return { name, env: connectedEnv };
+}
+
+/** The command lines of the processes running inside this file's containers. */
+function inContainers(): string[] {
+  return containerProcesses(podman.dir).map((pid) => commandOf(pid));
+}
+
+/** This process's live children, as `pid args` lines. */
+function childrenOfThisProcess(): string[] {
+  return processes()
+    .filter(({ ppid, state }) => ppid === process.pid && state !== "Z")
+    .map(({ pid, args }) => `${pid} ${args}`);
+}
+
+function processes(): { pid: number; ppid: number; state: string; args: string }[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const args = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+        return state === "Z" ? [] : [{ pid: Number(name), ppid: Number(ppid), state, args }];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** The agent's file in the container as the agent deployed it. */
@@ -55,6 +85,29 @@ describe("connectContainer with podman", { timeout: 120_000 }, () => {
     const again = getOrThrow(await connectContainer(name, { engine: "podman" }));
     expect(again.connection.deployed()).toEqual({ ...env.connection.deployed(), copied: false });
     await again.close();
+    await podman.remove(name);
+  });
+
+  it("a warm start verifies and starts the agent in one engine command", async () => {
+    const { name, env } = await connected({ rootfs: "busybox" });
+    await env.close();
+    // podman's own event log (the fixture's events.log) counts the execs: the platform probe, then one command
+    // that hashes the agent and, verified, becomes it; without the shortcut, a hash and then a start.
+    const execs = () =>
+      readFileSync(join(podman.dir, "events.log"), "utf8")
+        .split("\n")
+        .filter((line) => line.includes(`"Name":"${name}"`) && line.includes('"Status":"exec"')).length;
+    for (const [verifiedStart, expected] of [
+      [true, 2],
+      [false, 3],
+    ] as const) {
+      const before = execs();
+      const again = getOrThrow(await connectContainer(name, { engine: "podman", verifiedStart }));
+      expect(await output(again, "echo warm")).toBe("warm\n");
+      expect([verifiedStart, execs() - before]).toEqual([verifiedStart, expected]);
+      expect(again.connection.deployed()?.copied).toBe(false);
+      await again.close();
+    }
     await podman.remove(name);
   });
 
@@ -174,22 +227,27 @@ describe("connectContainer with podman", { timeout: 120_000 }, () => {
     await podman.remove(name);
   });
 
-  it("close() stops the agent inside the container and leaves nothing running there", async () => {
+  it("close() returns once the agent inside the container has stopped, with the command it ran", async () => {
     const { name, env } = await connected({ rootfs: "busybox" });
     const running = env.exec("exec sleep 600", {}, none);
     await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(inContainers().join("\n")).toMatch(/sleep 600/);
     await env.close();
-    await running;
-    let left = "";
-    for (let attempt = 0; attempt < 50; attempt++) {
-      left = (await podman.run(["exec", name, "ps", "-o", "pid,args"])).stdout
-        .split("\n")
-        .filter((line) => /outpost-|sleep 600/.test(line))
-        .join("\n");
-      if (left === "") break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(left).toBe("");
+    // Looked at the moment close() returned: killing `podman exec` alone would leave the agent running in there.
+    expect(inContainers().filter((line) => /outpost-|sleep 600/.test(line))).toEqual([]);
+    expect((await running).ok).toBe(false);
+    await podman.remove(name);
+  });
+
+  it("close() ends within its bound when the engine's client does not (podman exec stopped)", async () => {
+    const { name, env } = await connected({ rootfs: "busybox" });
+    const client = childrenOfThisProcess().find((line) => line.includes(`podman exec -i ${name} `));
+    if (client === undefined) throw new Error(`no podman exec -i ${name} among ${childrenOfThisProcess()}`);
+    const pid = Number(client.split(" ")[0]);
+    process.kill(pid, "SIGSTOP");
+    // The grace, then SIGTERM (a stopped process does not act on it), then SIGKILL: the test's timeout is the bound.
+    await env.close();
+    expect(childrenOfThisProcess().filter((line) => line.startsWith(`${pid} `))).toEqual([]);
     await podman.remove(name);
   });
 

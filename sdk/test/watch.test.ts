@@ -357,6 +357,48 @@ describe.runIf(realAgent !== undefined)("watch on the agent envs", () => {
     writeFileSync(join(dir, "ignored.txt"), "x");
     expect(await changes.during(300)).toEqual([]);
   });
+
+  it("across an agent gone silent (stopped, as behind a cut link): nothing meanwhile, then one overflow and changes; close() ends within the silence limit [AL6]", async () => {
+    const silenceLimitMs = 1_000;
+    const connection = new Connection({ command: [realAgent!], pingIntervalMs: 100, silenceLimitMs });
+    closers.push(() => connection.close());
+    const env = new RemoteExecutionEnv({ connection, id: "outpost:test", cwd: dir });
+    mkdirSync(join(dir, "kept"));
+    mkdirSync(join(dir, "closed"));
+    const changes = new Changes();
+    const kept = await env.watch([{ path: "kept" }], changes.onChange, context);
+    if (!kept.ok) throw kept.error;
+    keep(kept.value);
+    const closing = new Changes();
+    const closed = await env.watch([{ path: "closed" }], closing.onChange, context);
+    if (!closed.ok) throw closed.error;
+    const { pid } = await connection.info();
+    // The agent answers nothing, as when the link is cut: only the silence limit can tell.
+    process.kill(pid, "SIGSTOP");
+    closers.push(async () => {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    });
+    writeFileSync(join(dir, "kept", "during.txt"), "x");
+    const closeStarted = performance.now();
+    await closed.value.close(context);
+    const closedAfter = performance.now() - closeStarted;
+    expect(closedAfter).toBeLessThan(silenceLimitMs + WAIT_MS);
+    // The loss is seen after the silence limit; the reopen waits 1 s (WA14).
+    await changes.until("overflow after the reopen", (seen) => seen.some((c) => "overflow" in c), 2 * WAIT_MS);
+    expect(changes.seen).toEqual([{ overflow: true }]);
+    expect((await connection.info()).pid).not.toBe(pid);
+    writeFileSync(join(dir, "kept", "after.txt"), "x");
+    await changes.until("naming after.txt", (seen) =>
+      seen.some((c) => "paths" in c && c.paths.includes(join(dir, "kept", "after.txt"))),
+    );
+    writeFileSync(join(dir, "closed", "after.txt"), "x");
+    expect(await changes.during(300)).not.toContainEqual({ overflow: true });
+    expect(closing.seen).toEqual([]);
+  });
 });
 
 describe.runIf(realAgent !== undefined)("a watcher and the host process", () => {

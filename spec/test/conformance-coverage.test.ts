@@ -26,6 +26,8 @@ const exempt: Record<string, string> = {
   AL3: "agent lifecycle: an env-independent case cannot see adopted processes (agent-go/cmd/outpost/agent_linux_test.go)",
   AL4: "agent lifecycle: needs the agent's memory (agent-go/cmd/outpost/agent_linux_test.go)",
   AL5: "network faults need the WAN rig's cut link and killed sshd (tools/wan/test/faults.test.ts, make test-wan)",
+  AL6: "a watcher across a cut path needs the WAN rig (tools/wan/test/watch-cut.test.ts); over a pipe with the agent stopped: sdk/test/watch.test.ts",
+  AL7: "operations across a cut path need the WAN rig (tools/wan/test/cut-sequences.test.ts); over a pipe with the agent stopped or killed: properties/lost-agent.test.ts",
   SSH1: "only an agent started over SSH has SSH session variables to drop (sdk/test/ssh.e2e.test.ts)",
   SSH2: "deployment over SSH, not an env method (sdk/test/ssh.e2e.test.ts)",
   SSH3: "ssh config reading, not an env method (sdk/test/ssh-config.test.ts, against ssh -G)",
@@ -35,6 +37,7 @@ const exempt: Record<string, string> = {
   SSH7: "remote commands and connections per connect, counted at sshd, not an env method (sdk/test/ssh-connect-budget.e2e.test.ts)",
   CT1: "deployment into a container, not an env method (sdk/test/container.e2e.test.ts)",
   CT2: "stopping or removing a container under a live agent (sdk/test/container.e2e.test.ts)",
+  CT3: "closing the engine's client of an agent in a container, not an env method (sdk/test/container.e2e.test.ts)",
 };
 
 function ruleIds(): string[] {

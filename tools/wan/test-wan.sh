@@ -2,7 +2,8 @@
 # `make test-wan`: the tests that need a real network path (tools/wan/test/, in the WAN rig), then the rig's own
 # cleanup check: a run that fails, and a run interrupted while a process it started is still alive in the server
 # namespace, must both leave no namespace, device or process behind. Needs root, iproute2, iptables, iputils-ping,
-# openssh-server and openssh-client.
+# openssh-server and openssh-client. Arguments go to vitest: test files to run (all of tools/wan/test/ by default;
+# `make test-wan WAN_TESTS=tools/wan/test/cut-sequences.test.ts`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
+	"github.com/outpost-dev/outpost/agent-go/internal/pages"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 	"golang.org/x/text/encoding/unicode"
 )
@@ -88,58 +89,18 @@ func CheckRoot(root string) *proto.Failure {
 	return nil
 }
 
-// pager collects paths into page events.
-type pager struct {
-	call      *proto.Call
-	limit     int
-	total     int
-	truncated bool
-	page      []byte
-	count     int
-}
+// pageFormat frames listFiles' pages: each path ends with a NUL (LF18).
+var pageFormat = pages.Format{MaxItems: PagePaths, MaxBytes: PageBytes}
 
-// errEnough ends the walk once the limit is reached and one more path proved the listing truncated.
-var errEnough = errors.New("limit reached")
-
-// add appends one path (raw bytes, in two parts) to the current page, sending the page when it is full.
-func (p *pager) add(dir, name string) error {
-	if p.limit > 0 && p.total == p.limit {
-		p.truncated = true
-		return errEnough
-	}
-	if !utf8.ValidString(name) || !utf8.ValidString(dir) {
-		dir, name = "", DecodeName(dir+name)
-	}
-	if len(p.page)+len(dir)+len(name)+1 > PageBytes {
-		// Sent before it would outgrow its buffer, so a page never holds more memory than PageBytes (a single
-		// path longer than that still gets a page of its own).
-		if err := p.flush(); err != nil {
-			return err
+// addPath is the walk's emit: one path (raw bytes, in two parts) into the pages, decoded as Node decodes names
+// when it is not UTF-8.
+func addPath(p *pages.Pager) func(dir, name string) error {
+	return func(dir, name string) error {
+		if !utf8.ValidString(name) || !utf8.ValidString(dir) {
+			dir, name = "", DecodeName(dir+name)
 		}
+		return p.AddStrings(dir, name, "\x00")
 	}
-	p.page = append(p.page, dir...)
-	p.page = append(p.page, name...)
-	p.page = append(p.page, 0)
-	p.count++
-	p.total++
-	if p.count >= PagePaths {
-		return p.flush()
-	}
-	return nil
-}
-
-// flush sends the current page, if any. Pages go to the bulk queue: a slow reader holds the walk back.
-func (p *pager) flush() error {
-	if p.count == 0 {
-		return nil
-	}
-	if p.call.Control.Aborted() {
-		return errStopped
-	}
-	page, count, first := p.page, p.count, p.total-p.count
-	p.page, p.count = make([]byte, 0, PageBytes), 0
-	// `first` also keeps every page's JSON distinct, so the writer never joins two pages into one frame.
-	return p.call.Events.Emit(proto.BulkQueue, map[string]any{"kind": "page", "first": first, "count": count}, page)
 }
 
 // run walks the tree, stopping when the request is cancelled.
@@ -151,21 +112,21 @@ func run(call *proto.Call, root string, opts Options, limit int) (proto.Reply, e
 		defer close(watched)
 		watchAbort(call.Control, stop, finished)
 	}()
-	p := &pager{call: call, limit: limit, page: make([]byte, 0, PageBytes)}
-	err := Walk(root, opts, stop, p.add)
+	p := pages.New(call, pageFormat, limit)
+	err := Walk(root, opts, stop, addPath(p))
 	close(finished)
 	<-watched
 	switch {
-	case err == nil || errors.Is(err, errEnough):
-		err = p.flush()
+	case err == nil || errors.Is(err, pages.ErrEnough):
+		err = p.Flush()
 	}
 	if err != nil {
-		if errors.Is(err, errStopped) || call.Control.Aborted() {
+		if errors.Is(err, errStopped) || errors.Is(err, pages.ErrAborted) || call.Control.Aborted() {
 			return proto.Reply{}, proto.Aborted("aborted")
 		}
 		return proto.Reply{}, err
 	}
-	return proto.Reply{JSON: map[string]any{"truncated": p.truncated}, Bulk: true}, nil
+	return proto.Reply{JSON: map[string]any{"truncated": p.Truncated}, Bulk: true}, nil
 }
 
 // watchAbort closes stop when the control is aborted, or returns when finished closes.

@@ -16,8 +16,8 @@ import (
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
-// pages collects a request's page events.
-type pages struct {
+// pageLog collects a request's page events.
+type pageLog struct {
 	mu    sync.Mutex
 	paths []string
 	count int
@@ -25,7 +25,7 @@ type pages struct {
 	onPage func(n int)
 }
 
-func (p *pages) Emit(queue proto.Queue, event map[string]any, payload []byte) error {
+func (p *pageLog) Emit(queue proto.Queue, event map[string]any, payload []byte) error {
 	if queue != proto.BulkQueue || event["kind"] != "page" {
 		return fmt.Errorf("unexpected event %v on queue %d", event, queue)
 	}
@@ -48,7 +48,7 @@ func (p *pages) Emit(queue proto.Queue, event map[string]any, payload []byte) er
 	return nil
 }
 
-func (p *pages) Unsent() int { return 0 }
+func (p *pageLog) Unsent() int { return 0 }
 
 // list runs one listFiles request.
 func list(t *testing.T, args map[string]any, hook func(*proto.Call, int)) ([]string, proto.Reply, error) {
@@ -58,7 +58,7 @@ func list(t *testing.T, args map[string]any, hook func(*proto.Call, int)) ([]str
 		t.Fatal(err)
 	}
 	call := &proto.Call{ID: 1, Op: "listFiles", Args: raw, Control: proto.NewControl()}
-	collected := &pages{}
+	collected := &pageLog{}
 	if hook != nil {
 		collected.onPage = func(n int) { hook(call, n) }
 	}

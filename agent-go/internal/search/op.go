@@ -7,7 +7,6 @@
 package search
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/outpost-dev/outpost/agent-go/internal/errno"
 	"github.com/outpost-dev/outpost/agent-go/internal/listfiles"
+	"github.com/outpost-dev/outpost/agent-go/internal/pages"
 	"github.com/outpost-dev/outpost/agent-go/internal/proto"
 )
 
@@ -96,18 +96,18 @@ func Handle(call *proto.Call) (proto.Reply, error) {
 	if f != nil {
 		return proto.Reply{}, f
 	}
-	p := &pager{call: call, limit: limit}
+	p := &matchPages{Pager: pages.New(call, pageFormat, limit)}
 	skipped, err := run(call.Control, src, m, set, p.add)
-	if err == nil || errors.Is(err, errEnough) {
-		err = p.flush()
+	if err == nil || errors.Is(err, pages.ErrEnough) {
+		err = p.Flush()
 	}
 	if err != nil {
-		if errors.Is(err, errStop) || call.Control.Aborted() {
+		if errors.Is(err, errStop) || errors.Is(err, pages.ErrAborted) || call.Control.Aborted() {
 			return proto.Reply{}, proto.Aborted("aborted")
 		}
 		return proto.Reply{}, err
 	}
-	return proto.Reply{JSON: map[string]any{"truncated": p.truncated, "skipped": skipped}, Bulk: true}, nil
+	return proto.Reply{JSON: map[string]any{"truncated": p.Truncated, "skipped": skipped}, Bulk: true}, nil
 }
 
 // openRoot checks the root (SF2) and says what to search: a directory's walk, or one file.
@@ -134,61 +134,17 @@ func openRoot(root string, opts listfiles.Options, none bool) (source, *proto.Fa
 	}
 }
 
-// pager collects matches into page events.
-type pager struct {
-	call      *proto.Call
-	limit     int
-	total     int
-	truncated bool
-	page      bytes.Buffer
-	count     int
-	// scratch holds one match's JSON, reused.
+// pageFormat frames searchFiles' pages: a JSON array of matches (SF16).
+var pageFormat = pages.Format{Open: "[", Separator: ",", Close: "]", MaxItems: PageMatches, MaxBytes: PageBytes}
+
+// matchPages gives a search's matches to the pages, each encoded as JSON in a scratch buffer reused for all.
+type matchPages struct {
+	*pages.Pager
 	scratch []byte
 }
 
-// errEnough ends the search once the limit is reached and one more match proved the result truncated.
-var errEnough = errors.New("limit reached")
-
-// add appends one match to the current page, sending the page when it is full.
-func (p *pager) add(m Match) error {
-	if p.limit > 0 && p.total == p.limit {
-		p.truncated = true
-		return errEnough
-	}
-	p.scratch = appendMatch(p.scratch[:0], &m)
-	encoded := p.scratch
-	if p.count > 0 && p.page.Len()+len(encoded)+2 > PageBytes {
-		if err := p.flush(); err != nil {
-			return err
-		}
-	}
-	if p.count == 0 {
-		p.page.WriteByte('[')
-	} else {
-		p.page.WriteByte(',')
-	}
-	p.page.Write(encoded)
-	p.count++
-	p.total++
-	if p.count >= PageMatches {
-		return p.flush()
-	}
-	return nil
-}
-
-// flush sends the current page, if any. Pages go to the bulk queue: a slow reader holds the search back.
-func (p *pager) flush() error {
-	if p.count == 0 {
-		return nil
-	}
-	if p.call.Control.Aborted() {
-		return errStop
-	}
-	p.page.WriteByte(']')
-	payload := bytes.Clone(p.page.Bytes())
-	count, first := p.count, p.total-p.count
-	p.page.Reset()
-	p.count = 0
-	// `first` also keeps every page's JSON distinct, so the writer never joins two pages into one frame.
-	return p.call.Events.Emit(proto.BulkQueue, map[string]any{"kind": "page", "first": first, "count": count}, payload)
+// add appends one match.
+func (m *matchPages) add(match Match) error {
+	m.scratch = appendMatch(m.scratch[:0], &match)
+	return m.Add(m.scratch)
 }

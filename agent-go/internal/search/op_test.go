@@ -22,15 +22,15 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// pages collects a request's page events.
-type pages struct {
+// pageLog collects a request's page events.
+type pageLog struct {
 	mu      sync.Mutex
 	matches []Match
 	count   int
 	onPage  func(n int)
 }
 
-func (p *pages) Emit(queue proto.Queue, event map[string]any, payload []byte) error {
+func (p *pageLog) Emit(queue proto.Queue, event map[string]any, payload []byte) error {
 	if queue != proto.BulkQueue || event["kind"] != "page" {
 		return fmt.Errorf("unexpected event %v on queue %d", event, queue)
 	}
@@ -56,7 +56,7 @@ func (p *pages) Emit(queue proto.Queue, event map[string]any, payload []byte) er
 	return nil
 }
 
-func (p *pages) Unsent() int { return 0 }
+func (p *pageLog) Unsent() int { return 0 }
 
 // searchReq runs one searchFiles request.
 func searchReq(t *testing.T, args map[string]any, hook func(*proto.Call, int)) ([]Match, proto.Reply, error) {
@@ -66,7 +66,7 @@ func searchReq(t *testing.T, args map[string]any, hook func(*proto.Call, int)) (
 		t.Fatal(err)
 	}
 	call := &proto.Call{ID: 1, Op: "searchFiles", Args: raw, Control: proto.NewControl()}
-	collected := &pages{}
+	collected := &pageLog{}
 	if hook != nil {
 		collected.onPage = func(n int) { hook(call, n) }
 	}

@@ -7,11 +7,13 @@
 import { spawn } from "node:child_process";
 import type { HostErrorClasses } from "../contract/host-errors.js";
 import { err, ok, type Result } from "../contract/result.js";
+import { agentFileName, agentFor } from "../env/agent-deploy.js";
 import { RemoteExecutionEnv } from "../env/remote-env.js";
 import { type AgentProcess, Connection } from "../wire/connection.js";
 import { type ContainerPlatform, type DeployedAgent, deployInto, detectPlatform } from "./deploy.js";
 import { type EngineKind, type EngineTarget, execArgv, resolveEngine } from "./engine.js";
 import { asContainerError, ContainerError } from "./errors.js";
+import { startIfVerified } from "./start.js";
 
 /** Options of {@link containerConnection} and {@link connectContainer}. */
 export interface ContainerConnectOptions {
@@ -32,6 +34,11 @@ export interface ContainerConnectOptions {
   agentBinary?: string;
   /** Receives the agent's stderr. */
   onLog?: (text: string) => void;
+  /**
+   * @internal `false` starts a deployed agent in two engine commands (verify, then start) instead of one
+   * (`tools/bench-container.ts` compares the two).
+   */
+  verifiedStart?: boolean;
 }
 
 /** Options of {@link connectContainer}'s env. */
@@ -47,6 +54,15 @@ export interface ContainerEnvOptions extends ContainerConnectOptions {
   /** The host's error classes every failure of the env is constructed with (see `RemoteExecutionEnvOptions`). */
   errors?: HostErrorClasses;
 }
+
+/**
+ * How long closing lets the agent exit after its input ended, before the engine's client is signalled: a signal
+ * kills only `podman exec` (or `docker exec`, `kubectl exec`), not the agent in the container, which would keep
+ * running — and its exec session keep the container busy — until it noticed the lost input. The end of its input
+ * stops it (and the commands it runs); the client exits when it has. Closing takes at most this plus 3 s (SIGTERM,
+ * then SIGKILL to the client).
+ */
+export const CONTAINER_CLOSE_GRACE_MS = 2_000;
 
 /** What a connection learns across starts. */
 interface StartState {
@@ -108,6 +124,7 @@ export class ContainerConnection extends Connection {
     const state: StartState = {};
     super({
       onLog: options.onLog,
+      closeGraceMs: CONTAINER_CLOSE_GRACE_MS,
       launch: async (args) => {
         try {
           const agent = await launch(target, options, state, args);
@@ -141,7 +158,8 @@ export class ContainerConnection extends Connection {
 
 /**
  * Verifies or deploys the agent, then runs it with `exec -i`. The platform learnt at the first start is kept; if
- * the agent is missing from where it was (a recreated container), the container is probed again.
+ * the agent is missing from where it was (a recreated container), the container is probed again. With a shell in
+ * the container, a deployed agent is verified and started in one engine command ({@link startIfVerified}).
  */
 async function launch(
   target: EngineTarget,
@@ -150,6 +168,17 @@ async function launch(
   args: readonly string[],
 ): Promise<AgentProcess> {
   state.platform ??= await detectPlatform(target);
+  if (state.platform.shell && options.verifiedStart !== false) {
+    const agent = await agentFor(state.platform, options.agentBinary).catch((error: Error) => {
+      throw new ContainerError("deploy", error.message, error);
+    });
+    const path = `${state.platform.dir}/${agentFileName(agent.sha256)}`;
+    const started = await startIfVerified(target, path, agent.sha256, args);
+    if (started !== undefined) {
+      state.deployed = { path, sha256: agent.sha256, copied: false };
+      return started;
+    }
+  }
   try {
     state.deployed = await deployInto(target, state.platform, options.agentBinary);
   } catch (error) {
@@ -203,7 +232,11 @@ export class ContainerExecutionEnv extends RemoteExecutionEnv {
     this.platform = platform;
   }
 
-  /** Stops the agent (killing any command it runs). The container keeps running. */
+  /**
+   * Stops the agent (killing any command it runs): its input ends and the engine's client exits once the agent
+   * has; after {@link CONTAINER_CLOSE_GRACE_MS} the client is killed (SIGTERM, SIGKILL 3 s later), so closing never
+   * takes longer than that, whatever state the container is in. The container keeps running.
+   */
   async close(): Promise<void> {
     await this.connection.close();
   }

@@ -66,7 +66,7 @@ const PROBE_SCRIPT = [
 
 const HASH_MARKER = "OUTPOST-HASH";
 /** Prints the marker, then the SHA-256 of "$1", `missing` (no regular file) or `nohash` (no tool to hash with). */
-const HASH_FUNCTION = [
+export const HASH_FUNCTION = [
   'h() { if [ ! -f "$1" ]; then echo missing',
   'elif command -v sha256sum >/dev/null 2>&1; then sha256sum < "$1"',
   'elif command -v shasum >/dev/null 2>&1; then shasum -a 256 < "$1"',

@@ -11,7 +11,7 @@ import { err, ok, type Result } from "../contract/result.js";
 import { RemoteExecutionEnv } from "../env/remote-env.js";
 import { type AgentProcess, Connection } from "../wire/connection.js";
 import { SshAgentProcess } from "./agent-process.js";
-import { type BootOutcome, bootLine, readBoot } from "./boot.js";
+import { bootLine, readBoot, uploadBootLine } from "./boot.js";
 import { type OpenRoute, openRoute } from "./client.js";
 import {
   agentTable,
@@ -30,7 +30,7 @@ import { detectPlatformOn, isWindowsPosix, posixPlatform, type RemotePlatform } 
 import { type RemoteAccess, ssh2Access } from "./remote-access.js";
 import { shellQuote } from "./remote-command.js";
 import { SCRIPT_COMMAND } from "./remote-script.js";
-import { type Lease, RoutePool } from "./route-pool.js";
+import { RoutePool } from "./route-pool.js";
 import { SSH_SESSION_VARIABLES } from "./session-variables.js";
 import {
   checkIdentityFiles,
@@ -127,28 +127,27 @@ export async function sharedConnections(target: string, options: SshTargetOption
   return pool.connections(poolKey(await resolveRoute(target, options), options));
 }
 
-/** One boot command (see boot.ts) over ssh2, on the lease's connection. */
-async function bootOverSsh2(lease: Lease, table: readonly string[], args: readonly string[]): Promise<BootOutcome> {
-  const channel = await lease.exec(SCRIPT_COMMAND);
-  const { line, marker } = bootLine(table, args);
-  return readBoot(new SshAgentProcess(lease.hold(), channel), line, marker);
-}
-
 /**
  * Starts the agent on a POSIX target in as few remote commands as the rules allow (SSH7): one boot command probes,
- * verifies and execs it; when the agent is missing or does not verify, one upload command and a second boot.
- * `undefined` when no POSIX shell answered (Windows): the caller takes the step-by-step path.
+ * verifies and execs it; when the agent is missing or does not verify, one more command uploads and starts it where
+ * the remote's `head -c` reads exactly, else one upload command and a second boot. `script` starts a remote
+ * `SCRIPT_COMMAND`. `undefined` when no POSIX shell answered (Windows): the caller takes the step-by-step path.
  */
 async function bootPosix(
-  boot: (table: readonly string[]) => Promise<BootOutcome>,
+  script: () => Promise<AgentProcess>,
   remote: RemoteAccess,
   options: SshConnectOptions,
   state: StartState,
+  args: readonly string[],
 ): Promise<AgentProcess | undefined> {
   const table = await agentTable(options);
   let uploaded = false;
+  let next = async () => {
+    const { line, marker } = bootLine(table, args);
+    return readBoot(await script(), line, marker);
+  };
   for (;;) {
-    const outcome = await boot(table);
+    const outcome = await next();
     if (outcome.kind === "none") return undefined;
     if (outcome.probe === undefined || isWindowsPosix(outcome.probe)) {
       if (outcome.kind === "start") outcome.agent.kill();
@@ -165,12 +164,19 @@ async function bootPosix(
       state.deployed = { path: remoteAgentPath(platform, agent.sha256), sha256: agent.sha256, uploaded };
       return outcome.agent;
     }
-    parseHash(outcome.hash); // a remote without any hashing tool fails here, by name
     if (uploaded) {
-      throw new SshError("deploy", `The agent does not verify on the remote after its upload (${outcome.hash})`);
+      const said = [outcome.hash, outcome.stderr.slice(-300)].filter((text) => text !== "").join(": ");
+      throw new SshError("deploy", `The agent does not verify on the remote after its upload (${said})`);
     }
-    state.deployed = await installAgent(remote, platform, options);
+    parseHash(outcome.hash); // a remote without any hashing tool fails here, by name
     uploaded = true;
+    if (outcome.exactRead) {
+      const { line, marker } = uploadBootLine(agent, remoteAgentPath(platform, agent.sha256), args);
+      const data = { path: agent.path, size: agent.size, onProgress: options.onProgress };
+      next = async () => readBoot(await script(), line, marker, data);
+    } else {
+      state.deployed = await installAgent(remote, platform, options);
+    }
   }
 }
 
@@ -185,7 +191,12 @@ async function launchOverSsh2(
   try {
     const remote = ssh2Access(lease.route.client);
     if (state.platform?.platform !== "windows") {
-      const agent = await bootPosix((table) => bootOverSsh2(lease, table, args), remote, options, state);
+      const script = async () => {
+        const channel = await lease.exec(SCRIPT_COMMAND);
+        // Held once the channel is open: a failed exec holds nothing.
+        return new SshAgentProcess(lease.hold(), channel);
+      };
+      const agent = await bootPosix(script, remote, options, state, args);
       if (agent !== undefined) return agent;
     }
     state.platform ??= await detectPlatformOn(remote);
@@ -230,11 +241,8 @@ async function launchOverOpenssh(
   }
   const ssh = opensshCommand(options.sshProgram ?? "ssh", target, options, route);
   const remote = opensshAccess(ssh, last.knownHostsName);
-  const boot = async (table: readonly string[]) => {
-    const { line, marker } = bootLine(table, args);
-    return readBoot(spawnOverOpenssh(ssh, SCRIPT_COMMAND), line, marker);
-  };
-  const agent = await bootPosix(boot, remote, options, state);
+  const script = async () => spawnOverOpenssh(ssh, SCRIPT_COMMAND);
+  const agent = await bootPosix(script, remote, options, state, args);
   if (agent !== undefined) return agent;
   state.platform ??= await detectPlatformOn(remote);
   state.deployed = await deployOn(remote, state.platform, options);

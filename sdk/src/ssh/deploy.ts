@@ -129,7 +129,7 @@ export function remoteAgentPath(platform: RemotePlatform, sha256: string): strin
  * (seen in `/proc`; without `/proc` nothing is removed); and upload leftovers (`.outpost-*.tmp`) older than an hour.
  * Best effort, in a subshell: its failure never fails a deployment that worked.
  */
-const CLEANUP = [
+export const CLEANUP = [
   '( d=$(cd "$1" 2>/dev/null && pwd -P) || exit 0; keep="outpost-$4";',
   'cd "$d" || exit 0;',
   "[ -e /proc/self/exe ] || exit 0;",

@@ -52,6 +52,13 @@ export interface ConnectionOptions {
   /** @internal Time the agent has to print its marker and answer `hello` (default 60 s). */
   startTimeoutMs?: number;
   /**
+   * How long `close()` lets the agent exit by itself once its input has ended, before the process is signalled
+   * (default 0: at once). For an agent behind a client that does not pass signals on — `podman exec` dies of
+   * SIGTERM and leaves the agent running in the container — the end of its input is the only way to stop it.
+   * `close()` still ends within this grace plus the kill bound (SIGTERM, SIGKILL 3 s later).
+   */
+  closeGraceMs?: number;
+  /**
    * Bounds, in milliseconds, how long each request other than `exec` and `watch` (which last as long as their
    * command or watcher) may wait for its answer; starting the agent is not a request (the start has its own
    * timeout). Default: none, as Node's file operations have none — an agent that keeps pinging but never answers

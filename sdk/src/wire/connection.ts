@@ -13,7 +13,7 @@ import { CorruptFrameError, encodeFrame, type Frame, FrameType } from "./frame.j
 import { PendingRequest } from "./pending-request.js";
 import { closedError, lostError, messageOf, RemoteError } from "./remote-error.js";
 import { sameHostFdDir } from "./same-host.js";
-import { endSession, PING_INTERVAL_MS, SILENCE_LIMIT_MS, startPings, waitForExit } from "./session-lifetime.js";
+import { endSession, PING_INTERVAL_MS, SILENCE_LIMIT_MS, startPings, stopAfterGrace } from "./session-lifetime.js";
 import { withStderrTail } from "./stderr-tail.js";
 
 // The connection's vocabulary, so that its users import one module.
@@ -43,6 +43,7 @@ export class Connection {
   readonly #silenceLimitMs: number;
   readonly #startTimeoutMs: number;
   readonly #requestTimeoutMs: number | undefined;
+  readonly #closeGraceMs: number;
   #nextId = 1;
   #sessionCount = 0;
   #current: AgentSession | undefined;
@@ -59,6 +60,7 @@ export class Connection {
     this.#silenceLimitMs = options.silenceLimitMs ?? SILENCE_LIMIT_MS;
     this.#startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
     this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#closeGraceMs = options.closeGraceMs ?? 0;
   }
 
   /** The agent's `hello` answer; starts the agent if needed. */
@@ -118,13 +120,19 @@ export class Connection {
     current.send(FrameType.cancel, id, { mode: "kill" });
   }
 
-  /** Stops the agent; every later request rejects with "Connection closed". */
+  /**
+   * Stops the agent; every later request rejects with "Connection closed". Pending requests reject at once; the
+   * agent's input ends, it gets `closeGraceMs` to exit by itself, then SIGTERM and, 3 s later, SIGKILL.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const session = this.#current;
     if (session === undefined) return;
-    this.#teardown(session, closedError());
-    await waitForExit(session);
+    if (session.live) {
+      this.#current = undefined;
+      endSession(session, closedError(), false);
+    }
+    await stopAfterGrace(session, this.#closeGraceMs);
   }
 
   #ready(): Promise<AgentSession> {
@@ -217,6 +225,9 @@ export class Connection {
       if (session.ready) this.#teardown(session, lostError("outpost agent connection lost"));
     });
     child.stdout.on("error", () => {});
+    // A launcher that read ahead (a line before the agent's own output) leaves the stream paused with the rest
+    // put back: a 'data' listener alone does not restart an explicitly paused stream.
+    child.stdout.resume();
     const stderrDecoder = new StringDecoder("utf8");
     child.stderr.on("data", (chunk: Buffer) => this.#onStderr(session, stderrDecoder.write(chunk)));
     child.stderr.on("end", () => this.#onStderr(session, stderrDecoder.end()));

@@ -38,19 +38,16 @@ export function startPings(
 }
 
 /**
- * Ends a live session: stops its timers, ends its stdin, kills the agent and rejects every pending request with
- * `error`. The agent may still be exiting; {@link waitForExit} waits for that.
+ * Ends a live session: stops its timers, ends its stdin, kills the agent (unless `kill` is false: the caller gives
+ * it time to exit by itself first) and rejects every pending request with `error`. The agent may still be
+ * exiting; {@link waitForExit} waits for that.
  */
-export function endSession(session: AgentSession, error: RemoteError): void {
+export function endSession(session: AgentSession, error: RemoteError, kill = true): void {
   session.live = false;
   for (const timer of session.timers) clearTimeout(timer);
   session.timers = [];
   session.writer.end();
-  try {
-    session.child.kill();
-  } catch {
-    // Already gone.
-  }
+  if (kill) killAgent(session);
   const pending = [...session.pending.values()];
   session.pending.clear();
   session.foreground = 0;
@@ -60,24 +57,48 @@ export function endSession(session: AgentSession, error: RemoteError): void {
   for (const stream of [session.child.stdout, session.child.stderr]) refable(stream)?.unref();
 }
 
-/** Resolves once the session's agent has exited, sending SIGKILL if it takes longer than a few seconds. */
-export function waitForExit(session: AgentSession): Promise<void> {
+function killAgent(session: AgentSession, signal?: NodeJS.Signals): void {
+  try {
+    session.child.kill(signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function hasExited(session: AgentSession): boolean {
   const { child } = session;
   // A child process that never got a pid failed to spawn and will never exit.
   const neverStarted = child instanceof ChildProcess && child.pid === undefined;
-  if (session.exited || neverStarted || child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve();
+  return session.exited || neverStarted || child.exitCode !== null || child.signalCode !== null;
+}
+
+/**
+ * Resolves once the session's agent has exited by itself or `graceMs` have passed, then signals it and waits for
+ * its exit ({@link waitForExit}). With a grace of 0 the agent is signalled at once.
+ */
+export async function stopAfterGrace(session: AgentSession, graceMs: number): Promise<void> {
+  if (graceMs > 0 && !hasExited(session)) {
+    session.child.ref();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, graceMs);
+      session.child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
+  if (!hasExited(session)) killAgent(session);
+  await waitForExit(session);
+}
+
+/** Resolves once the session's agent has exited, sending SIGKILL if it takes longer than a few seconds. */
+export function waitForExit(session: AgentSession): Promise<void> {
+  const { child } = session;
+  if (hasExited(session)) return Promise.resolve();
   return new Promise((resolve) => {
     // Whoever awaits close() wants to see the exit: keep the event loop alive until it comes.
     child.ref();
-    const kill = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }, CLOSE_KILL_MS);
+    const kill = setTimeout(() => killAgent(session, "SIGKILL"), CLOSE_KILL_MS);
     child.once("exit", () => {
       clearTimeout(kill);
       resolve();

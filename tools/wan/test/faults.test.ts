@@ -1,5 +1,5 @@
 /**
- * Faults on a real network path (spec/semantics.md AL10): Outpost over SSH (`connectSsh`, ssh2) on the rig.
+ * Faults on a real network path (spec/semantics.md AL5): Outpost over SSH (`connectSsh`, ssh2) on the rig.
  * - `lossy` (2% loss each way): random operation sequences (the property tests' generator) give exactly the
  *   reference's trace; loss only delays.
  * - The link cut (iptables DROP in the server namespace) while writes run, then restored: every call either
@@ -8,10 +8,8 @@
  *   limit passes (no process left on the target), and the next call after the restore reconnects.
  * - sshd's sessions killed: the call in flight fails as lost, the next one reconnects.
  */
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { NodeExecutionEnv } from "@outpost/spec/reference";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,15 +22,11 @@ import {
 } from "../../../properties/ops.js";
 import { createSandbox } from "../../../properties/targets.js";
 import { connectSsh, type FileError, type SshExecutionEnv } from "../../../sdk/src/index.js";
-import { rig, setProfile } from "../link.js";
+import { AGENT_SILENCE_MS, cutLink, LOST_BOUND_MS, restoreLink } from "../cut.js";
+import { setProfile } from "../link.js";
 import { type RigServer, startRigServer } from "../server.js";
 
-const run = promisify(execFile);
 const none = { abortSignal: undefined };
-/** The client's silence limit (spec/protocol.md section 4), plus the SSH connect timeout of a reconnect, plus slack. */
-const LOST_BOUND_MS = 30_000 + 15_000 + 5_000;
-/** How long the agent's own silence limit may take to end it once the link is cut: 30 s, checked every 5 s. */
-const AGENT_SILENCE_MS = 35_000 + 5_000;
 
 const sandbox = createSandbox();
 let server: RigServer;
@@ -46,19 +40,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await cut(false).catch(() => {});
+  await restoreLink().catch(() => {});
   await env?.connection.close();
   await server?.stop();
   sandbox.dispose();
 });
-
-/** Drops (or lets through again) every packet in and out of the server namespace. */
-async function cut(on: boolean): Promise<void> {
-  const { serverNs } = rig();
-  for (const chain of ["INPUT", "OUTPUT"]) {
-    await run("ip", ["netns", "exec", serverNs, "iptables", on ? "-I" : "-D", chain, "-j", "DROP"]);
-  }
-}
 
 /** Whether a failed call failed as a lost connection (not as a file error that would be a wrong answer). */
 function lost(error: FileError): boolean {
@@ -117,11 +103,11 @@ describe("faults on the WAN rig", () => {
       }
     })();
     await new Promise((done) => setTimeout(done, 1500));
-    await cut(true);
+    await cutLink(true);
     // Long enough for the agent's silence limit to end it on the target.
     await new Promise((done) => setTimeout(done, AGENT_SILENCE_MS));
     const survivors = [agent, guardian].filter(alive);
-    await cut(false);
+    await cutLink(false);
     restored = true;
     await writer;
     expect(survivors).toEqual([]);
