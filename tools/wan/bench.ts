@@ -11,10 +11,10 @@
  * run), `--files` the tree's size.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { connectSsh, type SshExecutionEnv } from "../../sdk/src/index.js";
+import { connectSsh, type SshExecutionEnv, type SshTargetOptions } from "../../sdk/src/index.js";
 import { bulkRows } from "./bulk.js";
 import { type Profile, setProfile } from "./link.js";
 import { listingRows, makeBenchTree, type Tree } from "./listing.js";
@@ -70,18 +70,34 @@ async function smallRows(env: SshExecutionEnv, dir: string, rttMs: number, round
   });
 }
 
+/**
+ * Connects cold (the agent removed first) and warm, against `ssh host true`: once on a new SSH connection (options
+ * that share no connection with the bench's open env: their own copy of the known-hosts file), as a process's first
+ * connect to a host is, and once on the connection the bench's env holds, as every later env's connect is (SSH7).
+ */
 async function connectRows(server: RigServer, dir: string, rttMs: number, rounds: number): Promise<string[]> {
   const agents = join(server.sshd.home, ".outpost");
-  const connect = async (cold: boolean) => {
+  const known = server.sshd.options.knownHostsFile;
+  const fresh = { ...server.sshd.options, knownHostsFile: join(server.sshd.dir, "known_hosts-bench-fresh") };
+  if (typeof known === "string") copyFileSync(known, fresh.knownHostsFile);
+  const connect = async (cold: boolean, options: SshTargetOptions) => {
     if (cold) rmSync(agents, { recursive: true, force: true });
-    const env = must(await connectSsh(server.sshd.target, { ...server.sshd.options, cwd: dir }), "connectSsh");
+    const env = must(await connectSsh(server.sshd.target, { ...options, cwd: dir }), "connectSsh");
     await env.connection.close();
   };
   const sshTrue = () => run("ssh", [...server.sshArgs, server.host, "true"]);
-  const times: Record<string, number[]> = { "connect cold": [], "connect warm": [], "ssh host true": [] };
+  const times: Record<string, number[]> = {
+    "cold, new connection": [],
+    "warm, new connection": [],
+    "cold, shared": [],
+    "warm, shared": [],
+    "ssh host true": [],
+  };
   for (let round = 0; round < rounds; round++) {
-    times["connect cold"].push(await ms(() => connect(true)));
-    times["connect warm"].push(await ms(() => connect(false)));
+    times["cold, new connection"].push(await ms(() => connect(true, fresh)));
+    times["warm, new connection"].push(await ms(() => connect(false, fresh)));
+    times["cold, shared"].push(await ms(() => connect(true, server.sshd.options)));
+    times["warm, shared"].push(await ms(() => connect(false, server.sshd.options)));
     times["ssh host true"].push(await ms(sshTrue));
   }
   const anchor = median(times["ssh host true"]);
