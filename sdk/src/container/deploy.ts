@@ -8,13 +8,14 @@
  * inside with `sha256sum`, `shasum` or `openssl`; without any of them, read back and hashed here). Without one,
  * Podman and Docker copy with `cp` (a tar archive) and the bytes are read back with `cp` and hashed here.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import {
   type AgentTarget,
   agentArch,
   agentFileName,
   agentFor,
+  agentUploadName,
   type LocalAgent,
   sha256In,
 } from "../env/agent-deploy.js";
@@ -184,7 +185,7 @@ export async function hashInContainer(target: EngineTarget, platform: ContainerP
 
 async function copyWithShell(target: EngineTarget, platform: ContainerPlatform, agent: LocalAgent, path: string) {
   const bytes = await readFile(agent.path);
-  const temp = `${platform.dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = agentUploadName(platform.dir, agent.sha256);
   const copied = await run(
     target,
     ["sh", "-c", UPLOAD_SCRIPT, "outpost-copy", temp],

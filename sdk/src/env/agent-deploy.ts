@@ -4,7 +4,7 @@
  * name it is deployed under, and reading a hash out of `sha256sum`-like output. How bytes get there and how the
  * remote hashes them is each transport's own business.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { type AgentManifest, packagedAgent, readManifest } from "./agent-binary.js";
 
@@ -80,6 +80,15 @@ export async function agentFor(
 /** The deployed agent's file name: content-addressed, so two versions never share a name. */
 export function agentFileName(sha256: string): string {
   return `outpost-${sha256}`;
+}
+
+/**
+ * A unique temporary name in `dir` for an upload of the agent with `sha256`, renamed to its final name once it
+ * verified: a half-written upload (a dropped connection) is never the name that gets run, and SSH2's cleanup finds
+ * leftovers by the pattern `.outpost-*.tmp`.
+ */
+export function agentUploadName(dir: string, sha256: string): string {
+  return `${dir}/.outpost-${sha256}.${randomBytes(6).toString("hex")}.tmp`;
 }
 
 /** `<home>/.outpost/bin/outpost-<sha256>`: where a POSIX account's agent lives. */

@@ -13,15 +13,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { createReadStream, type ReadStream } from "node:fs";
+import type { ReadStream } from "node:fs";
 import { PassThrough, type Readable, type Writable } from "node:stream";
-import type { LocalAgent } from "../env/agent-deploy.js";
+import { agentUploadName, type LocalAgent } from "../env/agent-deploy.js";
 import type { AgentProcess } from "../wire/connection.js";
 import { CLEANUP, HASH_FUNCTION } from "./deploy.js";
 import { SshError } from "./errors.js";
 import { type Probe, probeOf } from "./platform.js";
 import { UPLOAD_TIMEOUT_MS } from "./remote-command.js";
-import { printMarker, type ScriptData, scriptLine } from "./remote-script.js";
+import { printMarker, type ScriptData, scriptLine, sendScriptData } from "./remote-script.js";
 import { SSH_SESSION_VARIABLES } from "./session-variables.js";
 
 const MARKER = "OUTPOST-BOOT";
@@ -120,8 +120,7 @@ export function uploadBootLine(
 ): { line: string; marker: string } {
   const nonce = randomBytes(8).toString("hex");
   const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
-  // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
-  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = agentUploadName(dir, agent.sha256);
   const marker = `${MARKER}-${nonce}`;
   return {
     line: scriptLine(UPLOAD_BOOT_SCRIPT, [dir, temp, finalPath, agent.sha256, String(agent.size), marker, ...args]),
@@ -212,25 +211,14 @@ export function readBoot(process: AgentProcess, line: string, marker: string, da
     process.stdin.on("error", () => {}); // A command that ends early closes its input; its close settles.
     process.stdin.write(line);
     if (data !== undefined) {
-      file = sendFile(process.stdin, data, (error) => {
+      // The stdin stays open: the agent's requests follow the binary.
+      file = sendScriptData(process.stdin, data, false);
+      file.on("error", (error) => {
         process.kill();
-        finish(error);
+        finish(new SshError("deploy", `Cannot read the agent ${data.path}: ${error.message}`));
       });
     }
   });
-}
-
-/** Sends the file `data` on `stdin` after the script's line, leaving stdin open for the agent that follows. */
-function sendFile(stdin: Writable, data: ScriptData, fail: (error: SshError) => void): ReadStream {
-  let sent = 0;
-  const file = createReadStream(data.path);
-  file.on("data", (chunk) => {
-    sent += chunk.length;
-    data.onProgress?.(sent, data.size);
-  });
-  file.on("error", (error) => fail(new SshError("deploy", `Cannot read the agent ${data.path}: ${error.message}`)));
-  file.pipe(stdin, { end: false });
-  return file;
 }
 
 interface Header {

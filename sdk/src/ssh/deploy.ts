@@ -6,9 +6,8 @@
  * script's line (spec/semantics.md SSH6). Windows through cmd.exe: `%USERPROFILE%\.outpost\bin\outpost-<sha256>.exe`, hashed here
  * from its bytes read back over SFTP (spec/semantics.md SSH5).
  */
-import { randomBytes } from "node:crypto";
 import { type AgentManifest, readManifest } from "../env/agent-binary.js";
-import { agentFor, agentPathUnder, type LocalAgent } from "../env/agent-deploy.js";
+import { agentFor, agentPathUnder, agentUploadName, type LocalAgent } from "../env/agent-deploy.js";
 import { SshError } from "./errors.js";
 import type { RemotePlatform } from "./platform.js";
 import type { RemoteAccess, SftpAccess } from "./remote-access.js";
@@ -175,8 +174,7 @@ export async function installAgent(
 /** Uploads the agent under a unique temporary name and moves it to `finalPath` only once it verified there. */
 async function install(remote: RemoteAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
   const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
-  // A unique temporary name: a half-written upload (a dropped connection) is never the name that gets run.
-  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = agentUploadName(dir, agent.sha256);
   const data = { path: agent.path, size: agent.size, onProgress: options.onProgress };
   const output = await runScript(remote, INSTALL_SCRIPT, [dir, temp, finalPath, agent.sha256], data);
   const lines = reportedLines(output, INSTALL_MARKER, `Cannot upload the agent to ${temp}`);
@@ -246,7 +244,7 @@ async function deployOnWindows(
 /** The SFTP upload: a temporary name, verified, then renamed over the final one. */
 async function uploadOverSftp(sftp: SftpAccess, agent: LocalAgent, finalPath: string, options: DeployOptions) {
   const dir = finalPath.slice(0, finalPath.lastIndexOf("/"));
-  const temp = `${dir}/.outpost-${agent.sha256}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = agentUploadName(dir, agent.sha256);
   try {
     await sftp.put(agent.path, agent.size, dir, temp, options.onProgress);
     const uploaded = await sftp.sha256(temp);

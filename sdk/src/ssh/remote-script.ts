@@ -9,7 +9,7 @@
  * left for the script. Output a script reports starts with an empty line and a marker line, so text a startup file
  * printed without a final newline never hides the marker.
  */
-import { createReadStream } from "node:fs";
+import { createReadStream, type ReadStream } from "node:fs";
 import { SshError } from "./errors.js";
 import type { RemoteAccess } from "./remote-access.js";
 import {
@@ -51,15 +51,24 @@ export function scriptStdin(line: string, data?: ScriptData): RemoteInput {
       return;
     }
     stdin.write(line);
-    let sent = 0;
-    const file = createReadStream(data.path);
-    file.on("data", (chunk) => {
-      sent += chunk.length;
-      data.onProgress?.(sent, data.size);
-    });
-    file.on("error", (error) => stdin.emit("error", error));
-    file.pipe(stdin);
+    sendScriptData(stdin, data, true).on("error", (error) => stdin.emit("error", error));
   };
+}
+
+/**
+ * Pipes the file `data` into `stdin` after the script's line, reporting progress; `end` closes stdin after it (an
+ * upload read to its end), else stdin stays open for what follows (the agent started by the same script). Its read
+ * errors are the caller's to handle, on the returned stream.
+ */
+export function sendScriptData(stdin: NodeJS.WritableStream, data: ScriptData, end: boolean): ReadStream {
+  let sent = 0;
+  const file = createReadStream(data.path);
+  file.on("data", (chunk) => {
+    sent += chunk.length;
+    data.onProgress?.(sent, data.size);
+  });
+  file.pipe(stdin, { end });
+  return file;
 }
 
 /** Runs `script` with `args` (and `data` on its stdin) through {@link SCRIPT_COMMAND}. */
